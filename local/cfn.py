@@ -1,0 +1,175 @@
+"""Read template.yaml the way CloudFormation does, far enough to build local resources from it.
+
+Only the intrinsics the template uses are resolved (Ref, GetAtt, Sub, If, Equals, Not); resources
+are addressed by logical id, which is also their local physical name. Written by hand because
+cfn-lint's decoder keeps the tags but resolves nothing, and the local stack and the tests must agree
+on one reading of the template.
+"""
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+TEMPLATE = ROOT / "template.yaml"
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+def _tag(name: str) -> Any:
+    def construct(loader: yaml.SafeLoader, node: yaml.Node) -> dict[str, Any]:
+        if isinstance(node, yaml.ScalarNode):
+            value: Any = loader.construct_scalar(node)
+            if name == "Fn::GetAtt":
+                value = value.split(".", 1)
+        elif isinstance(node, yaml.SequenceNode):
+            value = loader.construct_sequence(node, deep=True)
+        else:
+            value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+        return {name: value}
+
+    return construct
+
+
+for _short, _long in {
+    "Ref": "Ref",
+    "GetAtt": "Fn::GetAtt",
+    "Sub": "Fn::Sub",
+    "If": "Fn::If",
+    "Equals": "Fn::Equals",
+    "Not": "Fn::Not",
+    "And": "Fn::And",
+    "Or": "Fn::Or",
+    "Join": "Fn::Join",
+    "Select": "Fn::Select",
+    "Split": "Fn::Split",
+    "GetAZs": "Fn::GetAZs",
+    "ImportValue": "Fn::ImportValue",
+    "FindInMap": "Fn::FindInMap",
+    "Condition": "Condition",
+}.items():
+    _Loader.add_constructor(f"!{_short}", _tag(_long))
+
+
+@cache
+def load(path: Path = TEMPLATE) -> dict[str, Any]:
+    with path.open() as handle:
+        return yaml.load(handle, Loader=_Loader)  # noqa: S506 - SafeLoader subclass
+
+
+@dataclass
+class Resolver:
+    """Resolves intrinsics against parameter values and a table of resource attributes."""
+
+    template: Mapping[str, Any]
+    parameters: dict[str, Any] = field(default_factory=dict)
+    refs: dict[str, Any] = field(default_factory=dict)  # logical id -> Ref value
+    attributes: dict[tuple[str, str], Any] = field(default_factory=dict)  # (logical id, attr) -> value
+    pseudo: dict[str, Any] = field(
+        default_factory=lambda: {
+            "AWS::Region": "us-east-1",
+            "AWS::AccountId": "123456789012",
+            "AWS::Partition": "aws",
+            "AWS::URLSuffix": "amazonaws.com",
+            "AWS::StackName": "shopfeed-local",
+            "AWS::NoValue": None,
+        }
+    )
+
+    def __post_init__(self) -> None:
+        for name, spec in self.template.get("Parameters", {}).items():
+            self.parameters.setdefault(name, spec.get("Default"))
+
+    def condition(self, name: str) -> bool:
+        return bool(self.resolve(self.template["Conditions"][name]))
+
+    def _ref(self, name: str) -> Any:
+        if name in self.parameters:
+            return self.parameters[name]
+        if name in self.pseudo:
+            return self.pseudo[name]
+        return self.refs.get(name, name)
+
+    def resolve(self, node: Any) -> Any:
+        if isinstance(node, list):
+            return [v for v in (self.resolve(n) for n in node) if v is not None]
+        if not isinstance(node, dict):
+            return node
+        if len(node) == 1:
+            (key, arg), = node.items()
+            if key == "Ref":
+                return self._ref(arg)
+            if key == "Fn::GetAtt":
+                logical, attr = arg
+                return self.attributes.get((logical, attr), f"{logical}.{attr}")
+            if key == "Fn::Sub":
+                text, extra = (arg, {}) if isinstance(arg, str) else (arg[0], self.resolve(arg[1]))
+                return re.sub(r"\$\{([^}]+)\}", lambda m: str(self._sub(m.group(1), extra)), text)
+            if key == "Fn::If":
+                name, yes, no = arg
+                return self.resolve(yes if self.condition(name) else no)
+            if key == "Fn::Equals":
+                left, right = self.resolve(arg)
+                return str(left) == str(right)
+            if key == "Fn::Not":
+                return not self.resolve(arg[0])
+            if key == "Condition":
+                return self.condition(arg)
+        return {k: v for k, v in ((k, self.resolve(v)) for k, v in node.items()) if v is not None}
+
+    def _sub(self, name: str, extra: Mapping[str, Any]) -> Any:
+        if name in extra:
+            return extra[name]
+        if "." in name:
+            logical, attr = name.split(".", 1)
+            return self.attributes.get((logical, attr), name)
+        return self._ref(name)
+
+
+def resources(kind: str, path: Path = TEMPLATE) -> dict[str, dict[str, Any]]:
+    """Logical id -> resource of the given type (``AWS::DynamoDB::Table``, ...)."""
+    return {name: r for name, r in load(path)["Resources"].items() if r["Type"] == kind}
+
+
+def table_definitions(path: Path = TEMPLATE) -> dict[str, dict[str, Any]]:
+    """CreateTable arguments for every table in the template, named by logical id."""
+    resolver = Resolver(load(path))
+    definitions = {}
+    for name, resource in resources("AWS::DynamoDB::Table", path).items():
+        props = resolver.resolve(resource["Properties"])
+        args: dict[str, Any] = {
+            "TableName": name,
+            "AttributeDefinitions": props["AttributeDefinitions"],
+            "KeySchema": props["KeySchema"],
+            "BillingMode": props.get("BillingMode", "PAY_PER_REQUEST"),
+        }
+        if props.get("GlobalSecondaryIndexes"):
+            args["GlobalSecondaryIndexes"] = props["GlobalSecondaryIndexes"]
+        if "StreamSpecification" in props:
+            args["StreamSpecification"] = {"StreamEnabled": True, **props["StreamSpecification"]}
+        args["_ttl_attribute"] = (props.get("TimeToLiveSpecification") or {}).get("AttributeName")
+        definitions[name] = args
+    return definitions
+
+
+def http_routes(path: Path = TEMPLATE) -> list[tuple[str, str, str]]:
+    """(method, path, function logical id) of every HttpApi event in the template."""
+    routes = []
+    for name, resource in resources("AWS::Serverless::Function", path).items():
+        for event in (resource["Properties"].get("Events") or {}).values():
+            if event["Type"] == "HttpApi":
+                props = event["Properties"]
+                routes.append((props["Method"].upper(), props["Path"], name))
+    return routes
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True)

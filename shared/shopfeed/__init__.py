@@ -1,0 +1,1 @@
+"""shopfeed: DynamoDB e-commerce and social-feed access patterns on AWS Lambda."""

@@ -1,0 +1,1 @@
+"""The commerce bounded context: customers, catalog, stock, orders, and their outbox events."""

@@ -1,0 +1,118 @@
+"""Stored item shapes of CommerceTable and their explicit mapping to and from domain models.
+
+``entity_type`` is written on every item: stream consumers route on it, so its values are a
+persisted contract and never change.
+"""
+
+from typing import Any, Final
+
+from shopfeed.commerce import keys
+from shopfeed.commerce.models import (
+    Customer,
+    Order,
+    OrderLine,
+    OrderSummary,
+    OutboxEvent,
+    Product,
+    ProductSummary,
+)
+from shopfeed.platform.types import Money
+
+CUSTOMER: Final = "Customer"
+EMAIL_GUARD: Final = "EmailGuard"
+PRODUCT: Final = "Product"
+ORDER: Final = "Order"
+ORDER_LINE: Final = "OrderLine"
+OUTBOX_EVENT: Final = "OutboxEvent"
+
+Item = dict[str, Any]
+
+# Attributes the order indexes project (template.yaml lists the same; a template test compares).
+ORDER_SUMMARY_ATTRIBUTES: Final = ("order_id", "user_id", "status", "placed_at", "updated_at", "total", "line_count")
+PRODUCT_SUMMARY_ATTRIBUTES: Final = ("product_id", "name", "category", "price")
+OUTBOX_ATTRIBUTES: Final = ("event_id", "event_type", "source", "aggregate_id", "occurred_at", "detail")
+
+
+def _money(value: dict[str, Any]) -> Money:
+    return Money(amount=int(value["amount"]), currency=value["currency"])
+
+
+def customer_item(customer: Customer) -> Item:
+    return {**keys.user(customer.user_id), "entity_type": CUSTOMER, **customer.model_dump()}
+
+
+def email_guard_item(customer: Customer) -> Item:
+    return {**keys.email_guard(customer.email), "entity_type": EMAIL_GUARD, "user_id": customer.user_id}
+
+
+def customer_from(item: Item) -> Customer:
+    return Customer.model_validate({k: item[k] for k in Customer.model_fields})
+
+
+def product_item(product: Product) -> Item:
+    return {
+        **keys.product(product.product_id),
+        **keys.product_by_category(product.category, product.product_id),
+        "entity_type": PRODUCT,
+        **product.model_dump(),
+    }
+
+
+def product_from(item: Item) -> Product:
+    return Product.model_validate({k: item[k] for k in Product.model_fields})
+
+
+def product_summary_from(item: Item) -> ProductSummary:
+    return ProductSummary.model_validate({k: item[k] for k in PRODUCT_SUMMARY_ATTRIBUTES})
+
+
+def order_item(order: Order) -> Item:
+    return {
+        **keys.order(order.order_id),
+        **keys.order_by_user(order.user_id, order.placed_at, order.order_id),
+        **keys.order_by_status(order.status, order.placed_at, order.order_id),
+        "entity_type": ORDER,
+        **order.model_dump(exclude={"lines"}),
+    }
+
+
+def order_line_item(order: Order, line: OrderLine) -> Item:
+    # user_id lets a lines Query authorise the caller with a filter instead of a second read.
+    return {
+        **keys.order_line(order.order_id, line.line_no),
+        "entity_type": ORDER_LINE,
+        "order_id": order.order_id,
+        "user_id": order.user_id,
+        **line.model_dump(),
+    }
+
+
+def order_from(item: Item, lines: list[Item] | tuple[()] = ()) -> Order:
+    fields = {k: item[k] for k in Order.model_fields if k != "lines"}
+    return Order.model_validate({**fields, "lines": [order_line_from(line) for line in lines]})
+
+
+def order_line_from(item: Item) -> OrderLine:
+    return OrderLine(
+        line_no=keys.parse_line_no(item["SK"]),
+        product_id=item["product_id"],
+        quantity=int(item["quantity"]),
+        unit_price=_money(item["unit_price"]),
+    )
+
+
+def order_summary_from(item: Item) -> OrderSummary:
+    return OrderSummary.model_validate({k: item[k] for k in ORDER_SUMMARY_ATTRIBUTES})
+
+
+def outbox_item(event: OutboxEvent) -> Item:
+    return {
+        **keys.outbox(event.event_id),
+        **keys.outbox_unpublished(event.event_id, event.occurred_at),
+        "entity_type": OUTBOX_EVENT,
+        **event.model_dump(),
+    }
+
+
+def outbox_event_from(item: Item) -> OutboxEvent:
+    return OutboxEvent.model_validate({k: item[k] for k in OutboxEvent.model_fields})

@@ -1,0 +1,138 @@
+"""Every key format of CommerceTable, in one place. No other module spells a prefix.
+
+Base table (PK / SK):
+    USER#<user_id>          PROFILE                 customer profile
+    EMAIL#<email>           GUARD                   unique-email guard (points at the user)
+    PRODUCT#<product_id>    META                    product, price and stock
+    ORDER#<order_id>        META                    order header
+    ORDER#<order_id>        LINE#0001 ..            order lines (sort before META: one Query gets both)
+    OUTBOX#<event_id>       EVENT                   integration event waiting to be relayed
+
+Indexes (attribute names say which index they feed):
+    ProductsByCategory  by_category_pk = CATEGORY#<category>            by_category_sk = <product_id>
+    OrdersByUser        by_user_pk     = USER#<user_id>                 by_user_sk     = <placed_at>#<order_id>
+    OrdersByStatus      by_status_pk   = STATUS#<status>#<yyyy-mm>#<n>  by_status_sk   = <placed_at>#<order_id>
+    UnpublishedOutbox   unpublished_pk = OUTBOX#<n>                     unpublished_sk = <occurred_at>#<event_id>
+"""
+
+import hashlib
+from typing import Final
+
+USER: Final = "USER#"
+PROFILE: Final = "PROFILE"
+EMAIL: Final = "EMAIL#"
+GUARD: Final = "GUARD"
+PRODUCT: Final = "PRODUCT#"
+META: Final = "META"
+CATEGORY: Final = "CATEGORY#"
+ORDER: Final = "ORDER#"
+LINE: Final = "LINE#"
+STATUS: Final = "STATUS#"
+OUTBOX: Final = "OUTBOX#"
+EVENT: Final = "EVENT"
+
+# Write sharding of hot index partitions. Changing a count strands items written under the old one,
+# so these are constants of the data model, not configuration.
+ORDER_STATUS_SHARDS: Final = 4
+OUTBOX_SHARDS: Final = 4
+
+PRODUCTS_BY_CATEGORY: Final = "ProductsByCategory"
+ORDERS_BY_USER: Final = "OrdersByUser"
+ORDERS_BY_STATUS: Final = "OrdersByStatus"
+UNPUBLISHED_OUTBOX: Final = "UnpublishedOutbox"
+
+Key = dict[str, str]
+
+
+def _shard(ident: str, shards: int) -> int:
+    # A stable hash: Python's hash() is salted per process.
+    return int.from_bytes(hashlib.sha256(ident.encode()).digest()[:4], "big") % shards
+
+
+def user(user_id: str) -> Key:
+    return {"PK": USER + user_id, "SK": PROFILE}
+
+
+def email_guard(email: str) -> Key:
+    return {"PK": EMAIL + email.lower(), "SK": GUARD}
+
+
+def product(product_id: str) -> Key:
+    return {"PK": PRODUCT + product_id, "SK": META}
+
+
+def product_by_category(category: str, product_id: str) -> Key:
+    return {"by_category_pk": CATEGORY + category, "by_category_sk": product_id}
+
+
+def category_partition(category: str) -> str:
+    return CATEGORY + category
+
+
+def order(order_id: str) -> Key:
+    return {"PK": ORDER + order_id, "SK": META}
+
+
+def order_partition(order_id: str) -> str:
+    return ORDER + order_id
+
+
+def order_line(order_id: str, line_no: int) -> Key:
+    return {"PK": ORDER + order_id, "SK": f"{LINE}{line_no:04d}"}
+
+
+def order_by_user(user_id: str, placed_at: str, order_id: str) -> Key:
+    return {"by_user_pk": USER + user_id, "by_user_sk": f"{placed_at}#{order_id}"}
+
+
+def user_orders_partition(user_id: str) -> str:
+    return USER + user_id
+
+
+def order_status_shard(order_id: str) -> int:
+    return _shard(order_id, ORDER_STATUS_SHARDS)
+
+
+def status_partition(status: str, month: str, shard: int) -> str:
+    return f"{STATUS}{status}#{month}#{shard}"
+
+
+def order_by_status(status: str, placed_at: str, order_id: str) -> Key:
+    month = placed_at[:7]
+    return {
+        "by_status_pk": status_partition(status, month, order_status_shard(order_id)),
+        "by_status_sk": f"{placed_at}#{order_id}",
+    }
+
+
+def outbox(event_id: str) -> Key:
+    return {"PK": OUTBOX + event_id, "SK": EVENT}
+
+
+def outbox_unpublished(event_id: str, occurred_at: str) -> Key:
+    return {
+        "unpublished_pk": unpublished_partition(_shard(event_id, OUTBOX_SHARDS)),
+        "unpublished_sk": f"{occurred_at}#{event_id}",
+    }
+
+
+def unpublished_partition(shard: int) -> str:
+    return f"{OUTBOX}{shard}"
+
+
+def parse_order_id(pk: str) -> str:
+    if not pk.startswith(ORDER):
+        raise ValueError(f"not an order key: {pk}")
+    return pk.removeprefix(ORDER)
+
+
+def parse_event_id(pk: str) -> str:
+    if not pk.startswith(OUTBOX):
+        raise ValueError(f"not an outbox key: {pk}")
+    return pk.removeprefix(OUTBOX)
+
+
+def parse_line_no(sk: str) -> int:
+    if not sk.startswith(LINE):
+        raise ValueError(f"not an order line key: {sk}")
+    return int(sk.removeprefix(LINE))

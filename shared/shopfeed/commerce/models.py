@@ -1,0 +1,117 @@
+"""Domain models of the commerce context: what services reason about (no keys, no HTTP)."""
+
+from enum import StrEnum
+from typing import Annotated, Any, Final
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shopfeed.platform.types import Money, ProductId, Quantity, StockLevel, UserId, Version
+
+# TransactWriteItems takes at most 100 items: an order writes its header, one line and one stock
+# decrement per product, an outbox event and an idempotency record: 3 + 2n <= 100.
+MAX_ORDER_LINES: Final = 48
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Customer(Model):
+    user_id: UserId
+    email: str
+    name: str
+    created_at: str
+    updated_at: str
+    version: Version
+
+
+class Product(Model):
+    product_id: ProductId
+    name: str
+    description: str
+    category: str
+    price: Money
+    available: StockLevel
+    created_at: str
+    updated_at: str
+    version: Version
+
+
+class OrderStatus(StrEnum):
+    PLACED = "Placed"
+    PAID = "Paid"
+    SHIPPED = "Shipped"
+    DELIVERED = "Delivered"
+    CANCELLED = "Cancelled"
+
+    def can_become(self, target: "OrderStatus") -> bool:
+        return target in _TRANSITIONS[self]
+
+
+_TRANSITIONS: dict[OrderStatus, frozenset[OrderStatus]] = {
+    OrderStatus.PLACED: frozenset({OrderStatus.PAID, OrderStatus.CANCELLED}),
+    OrderStatus.PAID: frozenset({OrderStatus.SHIPPED, OrderStatus.CANCELLED}),
+    OrderStatus.SHIPPED: frozenset({OrderStatus.DELIVERED}),
+    OrderStatus.DELIVERED: frozenset(),
+    OrderStatus.CANCELLED: frozenset(),
+}
+
+
+class OrderLine(Model):
+    line_no: Annotated[int, Field(ge=1, le=MAX_ORDER_LINES)]
+    product_id: ProductId
+    quantity: Quantity
+    unit_price: Money
+
+    @property
+    def line_total(self) -> Money:
+        return Money(amount=self.unit_price.amount * self.quantity, currency=self.unit_price.currency)
+
+
+class Order(Model):
+    order_id: str
+    user_id: UserId
+    status: OrderStatus
+    placed_at: str
+    updated_at: str
+    total: Money
+    line_count: int
+    version: Version
+    lines: tuple[OrderLine, ...] = ()
+
+
+class OutboxEvent(Model):
+    """An integration event written in the same transaction as the change it reports."""
+
+    event_id: str
+    event_type: str
+    source: str
+    aggregate_id: str
+    occurred_at: str
+    detail: dict[str, Any]
+
+
+class Page[T](BaseModel):
+    items: list[T]
+    next_cursor: str | None = None
+
+
+class ProductSummary(Model):
+    """What the category index projects: enough for a listing, without stock (see keys docstring)."""
+
+    product_id: ProductId
+    name: str
+    category: str
+    price: Money
+
+
+class OrderSummary(Model):
+    """What the order indexes project: a row of an order list."""
+
+    order_id: str
+    user_id: UserId
+    status: OrderStatus
+    placed_at: str
+    updated_at: str
+    total: Money
+    line_count: int

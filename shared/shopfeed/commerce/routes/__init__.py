@@ -1,0 +1,1 @@
+"""HTTP routes of the commerce API, one Router per resource; functions/commerce_api wires them."""

@@ -1,0 +1,144 @@
+"""HTTP request and response models of the commerce API (the OpenAPI document is generated from them)."""
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from shopfeed.commerce.models import (
+    MAX_ORDER_LINES,
+    Customer,
+    Order,
+    OrderLine,
+    OrderStatus,
+    OrderSummary,
+    Product,
+    ProductSummary,
+)
+from shopfeed.platform.types import Email, Money, ProductId, Quantity, StockLevel
+
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
+Text = Annotated[str, StringConstraints(max_length=4000)]
+Category = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9\-]*$")]
+
+
+class Request(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RegisterUser(Request):
+    email: Email
+    name: Name
+
+
+class UpdateProfile(Request):
+    name: Name | None = None
+
+
+class CreateProduct(Request):
+    product_id: ProductId
+    name: Name
+    description: Text = ""
+    category: Category
+    price: Money
+    available: StockLevel = 0
+
+
+class UpdateProduct(Request):
+    name: Name | None = None
+    description: Text | None = None
+    category: Category | None = None
+    price: Money | None = None
+
+
+class Restock(Request):
+    quantity: Annotated[int, Field(ge=1, le=1_000_000)]
+
+
+class OrderLineRequest(Request):
+    product_id: ProductId
+    quantity: Quantity
+    unit_price: Annotated[Money, Field(description="The price the customer was shown; the order fails if it changed.")]
+
+
+class PlaceOrder(Request):
+    lines: Annotated[list[OrderLineRequest], Field(min_length=1, max_length=MAX_ORDER_LINES)]
+
+
+class UserView(BaseModel):
+    user_id: str
+    name: str
+    created_at: str
+    email: Annotated[str | None, Field(description="Only for the user themself and admins.")] = None
+
+    @classmethod
+    def of(cls, customer: Customer, private: bool) -> "UserView":
+        return cls(
+            user_id=customer.user_id,
+            name=customer.name,
+            created_at=customer.created_at,
+            email=customer.email if private else None,
+        )
+
+
+class ProductView(BaseModel):
+    product_id: str
+    name: str
+    description: str
+    category: str
+    price: Money
+    available: int
+    updated_at: str
+
+    @classmethod
+    def of(cls, product: Product) -> "ProductView":
+        return cls.model_validate(product.model_dump(include=set(cls.model_fields)))
+
+
+class ProductPage(BaseModel):
+    items: list[ProductSummary]
+    next_cursor: str | None
+
+
+class RestockView(BaseModel):
+    product_id: str
+    quantity_added: int
+    restocked_at: str
+
+
+class OrderLineView(BaseModel):
+    line_no: int
+    product_id: str
+    quantity: int
+    unit_price: Money
+    line_total: Money
+
+    @classmethod
+    def of(cls, line: OrderLine) -> "OrderLineView":
+        return cls(**line.model_dump(), line_total=line.line_total)
+
+
+class OrderView(BaseModel):
+    order_id: str
+    user_id: str
+    status: OrderStatus
+    placed_at: str
+    updated_at: str
+    total: Money
+    lines: list[OrderLineView]
+
+    @classmethod
+    def of(cls, order: Order) -> "OrderView":
+        return cls(
+            **order.model_dump(include={"order_id", "user_id", "status", "placed_at", "updated_at", "total"}),
+            lines=[OrderLineView.of(line) for line in order.lines],
+        )
+
+
+class OrderLinePage(BaseModel):
+    items: list[OrderLineView]
+    next_cursor: str | None
+
+
+class OrderPage(BaseModel):
+    items: list[OrderSummary]
+    next_cursor: str | None

@@ -1,0 +1,197 @@
+"""Use cases of the commerce context. No HTTP, no stream records: callers pass plain values in."""
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from shopfeed.commerce import events
+from shopfeed.commerce.models import (
+    Customer,
+    Order,
+    OrderLine,
+    OrderStatus,
+    OrderSummary,
+    OutboxEvent,
+    Page,
+    Product,
+    ProductSummary,
+)
+from shopfeed.platform.clock import iso, new_id, utc_now
+from shopfeed.platform.errors import InvalidRequest, InvalidTransition, NotFound, StaleVersion
+from shopfeed.platform.identity import ADMIN, OPS, Caller
+from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
+from shopfeed.platform.types import Money
+
+CREATED = 201
+
+
+class Commerce(Protocol):
+    """The storage port of this context (CommerceRepository, or an in-memory fake in unit tests)."""
+
+    def add_customer(self, customer: Customer) -> None: ...
+    def get_customer(self, user_id: str) -> Customer | None: ...
+    def update_customer(self, user_id: str, expected_version: int, changes: dict[str, Any], now: str) -> Customer: ...
+    def add_product(self, product: Product) -> None: ...
+    def get_product(self, product_id: str) -> Product | None: ...
+    def update_product(self, product_id: str, expected_version: int, changes: dict[str, Any], now: str) -> Product: ...
+    def list_products_in_category(self, category: str, limit: int, cursor: str | None) -> Page[ProductSummary]: ...
+    def restock(
+        self, product_id: str, quantity: int, request: IdempotentRequest, response: StoredResponse, now: Any
+    ) -> StoredResponse: ...
+    def place_order(
+        self, order: Order, event: OutboxEvent, request: IdempotentRequest, response: StoredResponse, now: Any
+    ) -> StoredResponse: ...
+    def get_order(self, order_id: str) -> Order | None: ...
+    def list_order_lines(self, order_id: str, owner: str | None, limit: int, cursor: str | None) -> Page[OrderLine]: ...
+    def list_orders_of_user(self, user_id: str, limit: int, cursor: str | None) -> Page[OrderSummary]: ...
+    def list_orders_by_status(
+        self, status: OrderStatus, month: str, limit: int, cursor: str | None
+    ) -> Page[OrderSummary]: ...
+    def cancel_order(self, order: Order, cancelled: Order, event: OutboxEvent) -> None: ...
+
+
+# -- customers --------------------------------------------------------------------------------
+
+
+def register_customer(store: Commerce, caller: Caller, email: str, name: str) -> Customer:
+    now = iso(utc_now())
+    customer = Customer(user_id=caller.user_id, email=email, name=name, created_at=now, updated_at=now, version=1)
+    store.add_customer(customer)
+    return customer
+
+
+def read_customer(store: Commerce, caller: Caller, user_id: str) -> tuple[Customer, bool]:
+    """The customer and whether the caller may see private fields (themself or an admin)."""
+    customer = store.get_customer(user_id)
+    if customer is None:
+        raise NotFound("user", user_id)
+    return customer, caller.user_id == user_id or caller.is_admin
+
+
+def update_my_profile(store: Commerce, caller: Caller, expected_version: int, changes: dict[str, Any]) -> Customer:
+    return store.update_customer(caller.user_id, expected_version, changes, iso(utc_now()))
+
+
+# -- catalog ----------------------------------------------------------------------------------
+
+
+def create_product(store: Commerce, caller: Caller, fields: dict[str, Any]) -> Product:
+    caller.require(ADMIN, "manage the catalog")
+    now = iso(utc_now())
+    product = Product.model_validate({**fields, "created_at": now, "updated_at": now, "version": 1})
+    store.add_product(product)
+    return product
+
+
+def read_product(store: Commerce, product_id: str) -> Product:
+    product = store.get_product(product_id)
+    if product is None:
+        raise NotFound("product", product_id)
+    return product
+
+
+def update_product(
+    store: Commerce, caller: Caller, product_id: str, expected_version: int, changes: dict[str, Any]
+) -> Product:
+    caller.require(ADMIN, "manage the catalog")
+    return store.update_product(product_id, expected_version, changes, iso(utc_now()))
+
+
+def list_category(store: Commerce, category: str, limit: int, cursor: str | None) -> Page[ProductSummary]:
+    return store.list_products_in_category(category, limit, cursor)
+
+
+def restock_product(
+    store: Commerce, caller: Caller, product_id: str, quantity: int, request: IdempotentRequest
+) -> StoredResponse:
+    caller.require(ADMIN, "restock products")
+    now = utc_now()
+    body = {"product_id": product_id, "quantity_added": quantity, "restocked_at": iso(now)}
+    return store.restock(product_id, quantity, request, StoredResponse(status=CREATED, body=body), now)
+
+
+# -- orders -----------------------------------------------------------------------------------
+
+
+def place_order(
+    store: Commerce, caller: Caller, request: IdempotentRequest, lines: Sequence[tuple[str, int, Money]]
+) -> StoredResponse:
+    """Order ``(product_id, quantity, quoted unit price)`` lines; answers what the key first answered."""
+    product_ids = [product_id for product_id, _, _ in lines]
+    if len(set(product_ids)) != len(product_ids):
+        # One transaction cannot touch the same product twice; merging silently could hide a client bug.
+        raise InvalidRequest("Each product may appear on one line only; put the total quantity on it.")
+    currencies = {price.currency for _, _, price in lines}
+    if len(currencies) != 1:
+        raise InvalidRequest("All lines of an order must be priced in the same currency.")
+
+    moment = utc_now()
+    now = iso(moment)
+    order_lines = tuple(
+        OrderLine(line_no=n, product_id=product_id, quantity=quantity, unit_price=price)
+        for n, (product_id, quantity, price) in enumerate(lines, start=1)
+    )
+    order = Order(
+        order_id=new_id(moment),
+        user_id=caller.user_id,
+        status=OrderStatus.PLACED,
+        placed_at=now,
+        updated_at=now,
+        total=Money(amount=sum(line.line_total.amount for line in order_lines), currency=currencies.pop()),
+        line_count=len(order_lines),
+        version=1,
+        lines=order_lines,
+    )
+    response = StoredResponse(status=CREATED, body=order.model_dump(mode="json"))
+    return store.place_order(order, events.order_placed(order), request, response, moment)
+
+
+def _visible_order(store: Commerce, caller: Caller, order_id: str) -> Order:
+    order = store.get_order(order_id)
+    # Someone else's order answers exactly like a missing one: its existence is private.
+    if order is None or not (order.user_id == caller.user_id or caller.is_ops):
+        raise NotFound("order", order_id)
+    return order
+
+
+def read_order(store: Commerce, caller: Caller, order_id: str) -> Order:
+    return _visible_order(store, caller, order_id)
+
+
+def list_order_lines(
+    store: Commerce, caller: Caller, order_id: str, limit: int, cursor: str | None
+) -> Page[OrderLine]:
+    page = store.list_order_lines(order_id, None if caller.is_ops else caller.user_id, limit, cursor)
+    if not page.items and cursor is None:
+        raise NotFound("order", order_id)  # every order has at least one line
+    return page
+
+
+def list_my_orders(store: Commerce, caller: Caller, limit: int, cursor: str | None) -> Page[OrderSummary]:
+    return store.list_orders_of_user(caller.user_id, limit, cursor)
+
+
+def list_orders_by_status(
+    store: Commerce, caller: Caller, status: OrderStatus, month: str, limit: int, cursor: str | None
+) -> Page[OrderSummary]:
+    caller.require(OPS, "list orders by status")
+    return store.list_orders_by_status(status, month, limit, cursor)
+
+
+def cancel_order(store: Commerce, caller: Caller, order_id: str, attempts: int = 3) -> Order:
+    """Cancel and restock. Cancelling a cancelled order is a no-op that answers the order (a retried
+    request must not restock twice). A concurrent change of the order is re-read and retried."""
+    for _ in range(attempts):
+        order = _visible_order(store, caller, order_id)
+        if order.status is OrderStatus.CANCELLED:
+            return order
+        if not order.status.can_become(OrderStatus.CANCELLED):
+            raise InvalidTransition("order", order_id, order.status, OrderStatus.CANCELLED)
+        cancelled = order.model_copy(
+            update={"status": OrderStatus.CANCELLED, "updated_at": iso(utc_now()), "version": order.version + 1}
+        )
+        try:
+            store.cancel_order(order, cancelled, events.order_cancelled(cancelled, caller.user_id))
+        except StaleVersion:
+            continue
+        return cancelled
+    raise StaleVersion("order", order_id, None)

@@ -1,0 +1,1 @@
+"""Cross-cutting pieces used by every bounded context: config, clients, errors, cursors, idempotency."""

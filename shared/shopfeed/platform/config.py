@@ -1,0 +1,48 @@
+"""Validated configuration, one model per function, read lazily from the environment.
+
+Nothing here runs at import time: functions call ``settings(SomeSettings)`` on first use, so a cold
+start pays for it only once and tests can change the environment before the first call.
+"""
+
+import os
+from functools import cache
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Settings(BaseModel):
+    """Base: fields are filled from upper-cased environment variables of the same name."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class CursorSettings(Settings):
+    # Locally and in tests the secret is given directly; in AWS the stack generates it in Secrets
+    # Manager and the function reads it once per container (see cursors.signing_key).
+    cursor_secret: str | None = None
+    cursor_secret_arn: str | None = None
+
+
+class CommerceApiSettings(CursorSettings):
+    commerce_table_name: Annotated[str, Field(min_length=3)]
+
+
+class CommerceStreamSettings(Settings):
+    commerce_table_name: Annotated[str, Field(min_length=3)]
+    event_bus_name: Annotated[str, Field(min_length=1)]
+    # How long a published outbox item is kept before TTL removes it.
+    outbox_retention_days: Annotated[int, Field(ge=1, le=365)] = 7
+
+
+class OutboxSweeperSettings(CommerceStreamSettings):
+    # Items unpublished for longer than this are re-driven; shorter than the stream's retry window
+    # would publish twice for no reason, longer risks the 24 h stream retention.
+    outbox_sweep_after_seconds: Annotated[int, Field(ge=10)] = 300
+
+
+@cache
+def settings[S: Settings](model: type[S]) -> S:
+    """The function's settings, validated on first use and cached for the container's life."""
+    values = {name: os.environ[name.upper()] for name in model.model_fields if name.upper() in os.environ}
+    return model.model_validate(values)

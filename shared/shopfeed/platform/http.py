@@ -1,0 +1,82 @@
+"""The HTTP edge shared by every API function: resolver construction, problem+json, caller, headers."""
+
+import json
+from collections.abc import Mapping
+from http import HTTPStatus
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.depends import Depends
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.request import Request
+from pydantic import BaseModel
+
+from shopfeed.platform import problems
+from shopfeed.platform.errors import DomainError
+from shopfeed.platform.identity import Caller, caller_from_request_context
+from shopfeed.platform.idempotency import REPLAYED_HEADER, StoredResponse
+from shopfeed.platform.observability import logger
+from shopfeed.platform.versioning import etag
+
+
+def _problem(status: HTTPStatus, body: dict[str, Any]) -> Response[Any]:
+    # Powertools serialises dict bodies only for application/json; problem+json is encoded here.
+    return Response(status_code=int(status), content_type=problems.PROBLEM_JSON, body=json.dumps(body))
+
+
+def _domain_problem(error: DomainError) -> Response[Any]:
+    status, body = problems.body_for(error)
+    logger.info("request refused", problem=body["type"], status=int(status))
+    return _problem(status, body)
+
+
+def _validation_problem(error: RequestValidationError) -> Response[Any]:
+    # Field locations and reasons, never the offending values (they may be secrets or huge).
+    invalid = [{"loc": list(e["loc"]), "type": e["type"], "msg": e.get("msg", "")} for e in error.errors()]
+    spec = problems.VALIDATION
+    return _problem(spec.status, problems.problem_body(spec, "The request does not match the schema.", {"errors": invalid}))
+
+
+def _no_route(_: Exception) -> Response[Any]:
+    spec = problems.NO_ROUTE
+    return _problem(spec.status, problems.problem_body(spec, "No route matches this method and path."))
+
+
+def build_resolver(*routers: Router) -> APIGatewayHttpResolver:
+    """An HTTP API (payload 2.0) resolver with request validation, problem+json errors and the routers."""
+    app = APIGatewayHttpResolver(enable_validation=True)
+    app.exception_handler(DomainError)(_domain_problem)
+    app.exception_handler(RequestValidationError)(_validation_problem)
+    app.not_found(_no_route)
+    for router in routers:
+        app.include_router(router)
+    return app
+
+
+def current_caller(request: Request) -> Caller:
+    return caller_from_request_context(request.resolved_event.raw_event.get("requestContext") or {})
+
+
+CurrentCaller = Annotated[Caller, Depends(current_caller)]
+
+
+def json_response(
+    model: BaseModel | Mapping[str, Any],
+    status: int = 200,
+    version: int | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> Response[Any]:
+    body = model.model_dump(mode="json") if isinstance(model, BaseModel) else dict(model)
+    all_headers = dict(headers or {})
+    if version is not None:
+        all_headers["ETag"] = etag(version)
+    return Response(status_code=status, content_type="application/json", body=body, headers=all_headers)
+
+
+def stored_response(response: StoredResponse, location: str | None = None) -> Response[Any]:
+    """The answer of an idempotent create, first time or replayed (then with Idempotent-Replayed)."""
+    headers = {REPLAYED_HEADER: "true"} if response.replayed else {}
+    if location:
+        headers["Location"] = location
+    return json_response(response.body, status=response.status, headers=headers)

@@ -1,0 +1,97 @@
+"""Errors to ``application/problem+json`` (RFC 9457), in one table.
+
+The same table feeds the OpenAPI document: a route lists the errors it may raise and
+``problem_responses`` turns them into documented responses, so code and docs cannot disagree.
+"""
+
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any
+
+from pydantic import BaseModel
+
+from shopfeed.platform import errors
+
+PROBLEM_JSON = "application/problem+json"
+_TYPE_BASE = "https://shopfeed.dev/problems/"
+
+
+@dataclass(frozen=True)
+class ProblemSpec:
+    status: HTTPStatus
+    slug: str
+    title: str
+
+
+PROBLEMS: dict[type[errors.DomainError], ProblemSpec] = {
+    errors.Unauthenticated: ProblemSpec(HTTPStatus.UNAUTHORIZED, "unauthenticated", "Authentication required"),
+    errors.Forbidden: ProblemSpec(HTTPStatus.FORBIDDEN, "forbidden", "Forbidden"),
+    errors.NotFound: ProblemSpec(HTTPStatus.NOT_FOUND, "not-found", "Resource not found"),
+    errors.UnknownProducts: ProblemSpec(HTTPStatus.NOT_FOUND, "unknown-products", "Unknown products"),
+    errors.AlreadyExists: ProblemSpec(HTTPStatus.CONFLICT, "already-exists", "Resource already exists"),
+    errors.InvalidRequest: ProblemSpec(HTTPStatus.UNPROCESSABLE_ENTITY, "invalid-request", "Invalid request"),
+    errors.InvalidCursor: ProblemSpec(HTTPStatus.BAD_REQUEST, "invalid-cursor", "Invalid cursor"),
+    errors.MissingIdempotencyKey: ProblemSpec(
+        HTTPStatus.BAD_REQUEST, "idempotency-key-missing", "Idempotency-Key required"
+    ),
+    errors.IdempotencyKeyReused: ProblemSpec(
+        HTTPStatus.UNPROCESSABLE_ENTITY, "idempotency-key-reused", "Idempotency-Key reused"
+    ),
+    errors.PreconditionRequired: ProblemSpec(
+        HTTPStatus.PRECONDITION_REQUIRED, "precondition-required", "If-Match required"
+    ),
+    errors.StaleVersion: ProblemSpec(HTTPStatus.PRECONDITION_FAILED, "stale-version", "Precondition failed"),
+    errors.InvalidTransition: ProblemSpec(HTTPStatus.CONFLICT, "invalid-transition", "Invalid state transition"),
+    errors.InsufficientStock: ProblemSpec(HTTPStatus.CONFLICT, "insufficient-stock", "Insufficient stock"),
+    errors.PriceChanged: ProblemSpec(HTTPStatus.CONFLICT, "price-changed", "Price changed"),
+    errors.Contention: ProblemSpec(HTTPStatus.CONFLICT, "contention", "Concurrent update"),
+}
+
+VALIDATION = ProblemSpec(HTTPStatus.UNPROCESSABLE_ENTITY, "validation", "Request validation failed")
+NO_ROUTE = ProblemSpec(HTTPStatus.NOT_FOUND, "no-route", "No such route")
+
+
+class Problem(BaseModel):
+    """RFC 9457 problem details; extension members (ids, reasons) may follow."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+
+
+def spec_for(error: errors.DomainError) -> ProblemSpec:
+    for cls in type(error).__mro__:
+        if cls in PROBLEMS:
+            return PROBLEMS[cls]  # type: ignore[index]
+    raise LookupError(f"{type(error).__name__} has no problem mapping")  # a programming error
+
+
+def problem_body(spec: ProblemSpec, detail: str, extensions: dict[str, object] | None = None) -> dict[str, Any]:
+    return {
+        "type": _TYPE_BASE + spec.slug,
+        "title": spec.title,
+        "status": int(spec.status),
+        "detail": detail,
+        **(extensions or {}),
+    }
+
+
+def body_for(error: errors.DomainError) -> tuple[HTTPStatus, dict[str, Any]]:
+    spec = spec_for(error)
+    return spec.status, problem_body(spec, error.detail, error.extensions())
+
+
+def problem_responses(*raised: type[errors.DomainError]) -> dict[int, Any]:
+    """OpenAPI ``responses`` for the errors a route may raise (plus 401 and 422, which every route has)."""
+    specs = [PROBLEMS[errors.Unauthenticated], VALIDATION, *(PROBLEMS[e] for e in raised)]
+    grouped: dict[int, list[str]] = {}
+    for spec in specs:
+        grouped.setdefault(int(spec.status), []).append(spec.title)
+    return {
+        status: {
+            "description": "; ".join(dict.fromkeys(titles)),
+            "content": {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+        }
+        for status, titles in sorted(grouped.items())
+    }

@@ -1,0 +1,19 @@
+"""Optimistic locking over HTTP: ``ETag: "<version>"`` on reads, ``If-Match`` required on writes (RFC 9110)."""
+
+import re
+
+from shopfeed.platform.errors import PreconditionRequired
+
+_ETAG = re.compile(r'^\s*(?:W/)?"(\d{1,18})"\s*$')
+
+
+def etag(version: int) -> str:
+    return f'"{version}"'
+
+
+def expected_version(if_match: str | None) -> int:
+    """The version the client read. Missing → 428. Unparseable or ``*`` can never match → version 0 (412)."""
+    if if_match is None or not if_match.strip():
+        raise PreconditionRequired()
+    match = _ETAG.match(if_match)
+    return int(match.group(1)) if match else 0

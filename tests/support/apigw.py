@@ -1,0 +1,57 @@
+"""API Gateway HTTP API (payload 2.0) events, built from the sample in events/api/."""
+
+import copy
+import json
+import uuid
+from functools import cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+EVENTS = Path(__file__).resolve().parents[2] / "events"
+
+
+@cache
+def sample(name: str) -> dict[str, Any]:
+    return json.loads((EVENTS / name).read_text())
+
+
+def claims_for(sub: str | None, groups: tuple[str, ...] = ()) -> dict[str, Any] | None:
+    if sub is None:
+        return None
+    # As HTTP API's JWT authorizer passes array claims to Lambda: one bracketed string.
+    return {"sub": sub, "cognito:groups": "[" + " ".join(groups) + "]"}
+
+
+def http_event(
+    method: str,
+    path: str,
+    *,
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+    query: dict[str, Any] | None = None,
+    claims: dict[str, Any] | None = None,
+    raw_body: str | None = None,
+) -> dict[str, Any]:
+    event = copy.deepcopy(sample("api/place_order.json"))
+    query = {k: v for k, v in (query or {}).items() if v is not None}
+    event["routeKey"] = f"{method} {path}"
+    event["rawPath"] = path
+    event["rawQueryString"] = urlencode(query)
+    event["queryStringParameters"] = {k: str(v) for k, v in query.items()} or None
+    event["headers"] = {"accept": "application/json", "host": "localhost"} | {
+        k.lower(): v for k, v in (headers or {}).items()
+    }
+    if body is not None or raw_body is not None:
+        event["headers"]["content-type"] = "application/json"
+    event["body"] = raw_body if raw_body is not None else (json.dumps(body) if body is not None else None)
+    context = event["requestContext"]
+    context["http"]["method"] = method
+    context["http"]["path"] = path
+    context["routeKey"] = event["routeKey"]
+    context["requestId"] = str(uuid.uuid4())
+    if claims is None:
+        context.pop("authorizer", None)
+    else:
+        context["authorizer"] = {"jwt": {"claims": claims, "scopes": None}}
+    return event
