@@ -62,7 +62,7 @@ for _short, _long in {
 @cache
 def load(path: Path = TEMPLATE) -> dict[str, Any]:
     with path.open() as handle:
-        return yaml.load(handle, Loader=_Loader)  # noqa: S506 - SafeLoader subclass
+        return yaml.load(handle, Loader=_Loader)
 
 
 @dataclass
@@ -104,7 +104,7 @@ class Resolver:
         if not isinstance(node, dict):
             return node
         if len(node) == 1:
-            (key, arg), = node.items()
+            ((key, arg),) = node.items()
             if key == "Ref":
                 return self._ref(arg)
             if key == "Fn::GetAtt":

@@ -63,7 +63,7 @@ def start(port: int | None = None, timeout: float = 30.0) -> DynamoDBLocal:
     path = jar()
     assert path is not None
     port = port or free_port()
-    log = tempfile.TemporaryFile()
+    log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process writing to it
     process = subprocess.Popen(
         [
             "java",

@@ -24,7 +24,10 @@ class CallLog:
 
 @contextmanager
 def dynamodb_calls() -> Iterator[CallLog]:
-    """Every DynamoDB API call made through the shared client while the block runs (SDK retries of one call are not counted again)."""
+    """Every DynamoDB API call made through the shared client while the block runs.
+
+    Counted once per API call: an SDK retry of the same call is not a new round trip of the code.
+    """
     log = CallLog()
     events = clients.dynamodb().meta.events
     events.register("before-call.dynamodb", log._record)

@@ -53,7 +53,7 @@ class ApiClient:
             method, path, body=body, headers=headers, claims=claims_for(self.sub, self.groups), **options
         )
         raw = self.handler(event, LambdaContext())
-        headers = {k: v for k, v in (raw.get("headers") or {}).items()}
+        headers = dict(raw.get("headers") or {})
         for name, values in (raw.get("multiValueHeaders") or {}).items():
             headers.setdefault(name, values[-1])
         return Answer(raw["statusCode"], headers, raw.get("body") or "")

@@ -28,7 +28,15 @@ OUTBOX_EVENT: Final = "OutboxEvent"
 Item = dict[str, Any]
 
 # Attributes the order indexes project (template.yaml lists the same; a template test compares).
-ORDER_SUMMARY_ATTRIBUTES: Final = ("order_id", "user_id", "status", "placed_at", "updated_at", "total", "line_count")
+ORDER_SUMMARY_ATTRIBUTES: Final = (
+    "order_id",
+    "user_id",
+    "status",
+    "placed_at",
+    "updated_at",
+    "total",
+    "line_count",
+)
 PRODUCT_SUMMARY_ATTRIBUTES: Final = ("product_id", "name", "category", "price")
 OUTBOX_ATTRIBUTES: Final = ("event_id", "event_type", "source", "aggregate_id", "occurred_at", "detail")
 

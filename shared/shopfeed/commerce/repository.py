@@ -86,9 +86,7 @@ class CommerceRepository:
         item = self._get(keys.user(user_id))
         return items.customer_from(item) if item else None
 
-    def update_customer(
-        self, user_id: str, expected_version: int, changes: Mapping[str, Any], now: str
-    ) -> Customer:
+    def update_customer(self, user_id: str, expected_version: int, changes: Mapping[str, Any], now: str) -> Customer:
         item = self._update_versioned("user", user_id, keys.user(user_id), expected_version, changes, now)
         return items.customer_from(item)
 
@@ -106,9 +104,7 @@ class CommerceRepository:
         item = self._get(keys.product(product_id))
         return items.product_from(item) if item else None
 
-    def update_product(
-        self, product_id: str, expected_version: int, changes: Mapping[str, Any], now: str
-    ) -> Product:
+    def update_product(self, product_id: str, expected_version: int, changes: Mapping[str, Any], now: str) -> Product:
         changes = dict(changes)
         if "category" in changes:
             changes.update(keys.product_by_category(changes["category"], product_id))
@@ -131,7 +127,12 @@ class CommerceRepository:
         return Page(items=[items.product_summary_from(i) for i in found], next_cursor=next_cursor)
 
     def restock(
-        self, product_id: str, quantity: int, request: IdempotentRequest, response: StoredResponse, now: datetime
+        self,
+        product_id: str,
+        quantity: int,
+        request: IdempotentRequest,
+        response: StoredResponse,
+        now: datetime,
     ) -> StoredResponse:
         """Add stock and record the Idempotency-Key in one transaction."""
         transaction: list[TransactWriteItemTypeDef] = [
@@ -194,6 +195,16 @@ class CommerceRepository:
             raise Contention("stock of the ordered products") from None
         return response
 
+    def _restock_line(self, line: OrderLine) -> "TransactWriteItemTypeDef":
+        return {
+            "Update": {
+                "TableName": self._table,
+                "Key": _key(keys.product(line.product_id)),
+                "UpdateExpression": "ADD available :q",
+                "ExpressionAttributeValues": {":q": dynamo.value(line.quantity)},
+            }
+        }
+
     def _decrement_stock(self, line: OrderLine) -> "TransactWriteItemTypeDef":
         # Price is part of the condition: the order is charged exactly what the client quoted, and a
         # concurrent price change cancels it instead of being read and written in two steps.
@@ -227,9 +238,7 @@ class CommerceRepository:
             if product.available < line.quantity:
                 short.append(StockShortage(line.product_id, line.quantity, product.available))
             if product.price != line.unit_price:
-                repriced.append(
-                    PriceChange(line.product_id, line.unit_price.model_dump(), product.price.model_dump())
-                )
+                repriced.append(PriceChange(line.product_id, line.unit_price.model_dump(), product.price.model_dump()))
         if unknown:
             raise UnknownProducts(unknown)
         if short:
@@ -255,9 +264,7 @@ class CommerceRepository:
             return None
         return items.order_from(header[0], [i for i in found if i["SK"] != keys.META])
 
-    def list_order_lines(
-        self, order_id: str, owner: str | None, limit: int, cursor: str | None
-    ) -> Page[OrderLine]:
+    def list_order_lines(self, order_id: str, owner: str | None, limit: int, cursor: str | None) -> Page[OrderLine]:
         """Lines in order. With ``owner``, lines of someone else's order are filtered out in the same
         Query, so the caller is authorised without reading the header first."""
         values = {":pk": dynamo.value(keys.order_partition(order_id)), ":line": dynamo.value(keys.LINE)}
@@ -317,9 +324,7 @@ class CommerceRepository:
                 "TableName": self._table,
                 "IndexName": keys.ORDERS_BY_STATUS,
                 "KeyConditionExpression": "by_status_pk = :pk",
-                "ExpressionAttributeValues": {
-                    ":pk": dynamo.value(keys.status_partition(status, month, int(shard)))
-                },
+                "ExpressionAttributeValues": {":pk": dynamo.value(keys.status_partition(status, month, int(shard)))},
                 "ScanIndexForward": False,
                 "Limit": limit,
             }
@@ -359,17 +364,7 @@ class CommerceRepository:
                     },
                 }
             },
-            *(
-                {
-                    "Update": {
-                        "TableName": self._table,
-                        "Key": _key(keys.product(line.product_id)),
-                        "UpdateExpression": "ADD available :q",
-                        "ExpressionAttributeValues": {":q": dynamo.value(line.quantity)},
-                    }
-                }
-                for line in order.lines
-            ),
+            *(self._restock_line(line) for line in order.lines),
             self._put_new(items.outbox_item(event)),
         ]
         try:

@@ -17,8 +17,8 @@ from shopfeed.commerce.models import (
 )
 from shopfeed.platform.clock import iso, new_id, utc_now
 from shopfeed.platform.errors import InvalidRequest, InvalidTransition, NotFound, StaleVersion
-from shopfeed.platform.identity import ADMIN, OPS, Caller
 from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
+from shopfeed.platform.identity import ADMIN, OPS, Caller
 from shopfeed.platform.types import Money
 
 CREATED = 201
@@ -157,9 +157,7 @@ def read_order(store: Commerce, caller: Caller, order_id: str) -> Order:
     return _visible_order(store, caller, order_id)
 
 
-def list_order_lines(
-    store: Commerce, caller: Caller, order_id: str, limit: int, cursor: str | None
-) -> Page[OrderLine]:
+def list_order_lines(store: Commerce, caller: Caller, order_id: str, limit: int, cursor: str | None) -> Page[OrderLine]:
     page = store.list_order_lines(order_id, None if caller.is_ops else caller.user_id, limit, cursor)
     if not page.items and cursor is None:
         raise NotFound("order", order_id)  # every order has at least one line
@@ -187,7 +185,11 @@ def cancel_order(store: Commerce, caller: Caller, order_id: str, attempts: int =
         if not order.status.can_become(OrderStatus.CANCELLED):
             raise InvalidTransition("order", order_id, order.status, OrderStatus.CANCELLED)
         cancelled = order.model_copy(
-            update={"status": OrderStatus.CANCELLED, "updated_at": iso(utc_now()), "version": order.version + 1}
+            update={
+                "status": OrderStatus.CANCELLED,
+                "updated_at": iso(utc_now()),
+                "version": order.version + 1,
+            }
         )
         try:
             store.cancel_order(order, cancelled, events.order_cancelled(cancelled, caller.user_id))

@@ -74,9 +74,7 @@ def _reasons(error: ClientError) -> list[Reason]:
     return [Reason(code=r.get("Code", "None"), item=deserialize(r["Item"]) if "Item" in r else None) for r in raw]
 
 
-def transact_write(
-    client: "DynamoDBClient", items: Sequence["TransactWriteItemTypeDef"], attempts: int = 8
-) -> None:
+def transact_write(client: "DynamoDBClient", items: Sequence["TransactWriteItemTypeDef"], attempts: int = 8) -> None:
     """One TransactWriteItems. Conflicts with concurrent transactions are retried with jittered
     backoff (the SDK does not retry cancellations); any other cancellation raises
     TransactionCancelled with decoded reasons."""
@@ -102,5 +100,5 @@ def is_conditional_failure(error: ClientError) -> bool:
 
 def old_item(error: ClientError) -> Item | None:
     """The item a failed conditional write saw (ReturnValuesOnConditionCheckFailure=ALL_OLD)."""
-    raw = error.response.get("Item")
+    raw: Mapping[str, Any] | None = error.response.get("Item")  # type: ignore[assignment]
     return deserialize(raw) if raw else None

@@ -87,7 +87,12 @@ class InvalidTransition(DomainError):
         self.kind, self.ident, self.current, self.target = kind, ident, current, target
 
     def extensions(self) -> dict[str, object]:
-        return {"resource": self.kind, "id": self.ident, "current_status": self.current, "target_status": self.target}
+        return {
+            "resource": self.kind,
+            "id": self.ident,
+            "current_status": self.current,
+            "target_status": self.target,
+        }
 
 
 @dataclass(frozen=True)
@@ -106,8 +111,7 @@ class InsufficientStock(DomainError):
     def extensions(self) -> dict[str, object]:
         return {
             "products": [
-                {"product_id": s.product_id, "requested": s.requested, "available": s.available}
-                for s in self.shortages
+                {"product_id": s.product_id, "requested": s.requested, "available": s.available} for s in self.shortages
             ]
         }
 

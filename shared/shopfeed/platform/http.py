@@ -14,8 +14,8 @@ from pydantic import BaseModel
 
 from shopfeed.platform import problems
 from shopfeed.platform.errors import DomainError
-from shopfeed.platform.identity import Caller, caller_from_request_context
 from shopfeed.platform.idempotency import REPLAYED_HEADER, StoredResponse
+from shopfeed.platform.identity import Caller, caller_from_request_context
 from shopfeed.platform.observability import logger
 from shopfeed.platform.versioning import etag
 
@@ -35,7 +35,10 @@ def _validation_problem(error: RequestValidationError) -> Response[Any]:
     # Field locations and reasons, never the offending values (they may be secrets or huge).
     invalid = [{"loc": list(e["loc"]), "type": e["type"], "msg": e.get("msg", "")} for e in error.errors()]
     spec = problems.VALIDATION
-    return _problem(spec.status, problems.problem_body(spec, "The request does not match the schema.", {"errors": invalid}))
+    return _problem(
+        spec.status,
+        problems.problem_body(spec, "The request does not match the schema.", {"errors": invalid}),
+    )
 
 
 def _no_route(_: Exception) -> Response[Any]:

@@ -63,7 +63,7 @@ class Problem(BaseModel):
 def spec_for(error: errors.DomainError) -> ProblemSpec:
     for cls in type(error).__mro__:
         if cls in PROBLEMS:
-            return PROBLEMS[cls]  # type: ignore[index]
+            return PROBLEMS[cls]
     raise LookupError(f"{type(error).__name__} has no problem mapping")  # a programming error
 
 
@@ -82,16 +82,17 @@ def body_for(error: errors.DomainError) -> tuple[HTTPStatus, dict[str, Any]]:
     return spec.status, problem_body(spec, error.detail, error.extensions())
 
 
-def problem_responses(*raised: type[errors.DomainError]) -> dict[int, Any]:
-    """OpenAPI ``responses`` for the errors a route may raise (plus 401 and 422, which every route has)."""
+def problem_responses(*raised: type[errors.DomainError], ok: int = 200) -> dict[int, Any]:
+    """OpenAPI ``responses``: the success status (schema from the route's return type) plus the errors
+    a route may raise, and 401 and 422, which every route has."""
     specs = [PROBLEMS[errors.Unauthenticated], VALIDATION, *(PROBLEMS[e] for e in raised)]
     grouped: dict[int, list[str]] = {}
     for spec in specs:
         grouped.setdefault(int(spec.status), []).append(spec.title)
-    return {
-        status: {
+    documented: dict[int, Any] = {ok: {"description": "Created" if ok == 201 else "OK"}}
+    for status, titles in sorted(grouped.items()):
+        documented[status] = {
             "description": "; ".join(dict.fromkeys(titles)),
-            "content": {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+            "content": {PROBLEM_JSON: {"model": Problem}},
         }
-        for status, titles in sorted(grouped.items())
-    }
+    return documented

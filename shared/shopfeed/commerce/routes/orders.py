@@ -33,6 +33,7 @@ OrderPath = Annotated[EntityId, Path(description="A ULID")]
         errors.PriceChanged,
         errors.InvalidRequest,
         errors.Contention,
+        ok=201,
     ),
     tags=["orders"],
 )
@@ -109,9 +110,7 @@ def list_orders_by_status(
     limit: Annotated[int, Query(ge=1, le=200)] = 200,
     cursor: Cursor = None,
 ) -> OrderPage:
-    page = services.list_orders_by_status(
-        store, caller, status, month or utc_now().strftime("%Y-%m"), limit, cursor
-    )
+    page = services.list_orders_by_status(store, caller, status, month or utc_now().strftime("%Y-%m"), limit, cursor)
     return OrderPage(items=page.items, next_cursor=page.next_cursor)
 
 

@@ -31,14 +31,12 @@ ProductPath = Annotated[ProductId, Path()]
     "/products",
     summary="Create a product (admin); the product id is the catalog's own (e.g. P-RED-TSHIRT)",
     status_code=201,
-    responses=problem_responses(errors.Forbidden, errors.AlreadyExists),
+    responses=problem_responses(errors.Forbidden, errors.AlreadyExists, ok=201),
     tags=["products"],
 )
 def create_product(body: CreateProduct, caller: CurrentCaller, store: Store) -> Response[ProductView]:
     product = services.create_product(store, caller, body.model_dump())
-    return json_response(
-        ProductView.of(product), 201, product.version, {"Location": f"/products/{product.product_id}"}
-    )
+    return json_response(ProductView.of(product), 201, product.version, {"Location": f"/products/{product.product_id}"})
 
 
 @router.get(
@@ -55,13 +53,15 @@ def get_product(product_id: ProductPath, caller: CurrentCaller, store: Store) ->
 @router.patch(
     "/products/<product_id>",
     summary="Update a product (admin, If-Match required); stock changes through /stock",
-    responses=problem_responses(
-        errors.Forbidden, errors.NotFound, errors.PreconditionRequired, errors.StaleVersion
-    ),
+    responses=problem_responses(errors.Forbidden, errors.NotFound, errors.PreconditionRequired, errors.StaleVersion),
     tags=["products"],
 )
 def update_product(
-    product_id: ProductPath, body: UpdateProduct, caller: CurrentCaller, store: Store, if_match: IfMatch = None
+    product_id: ProductPath,
+    body: UpdateProduct,
+    caller: CurrentCaller,
+    store: Store,
+    if_match: IfMatch = None,
 ) -> Response[ProductView]:
     version = expected_version(if_match)
     changes: dict[str, Any] = body.model_dump(exclude_none=True)
@@ -91,7 +91,7 @@ def list_products(
     summary="Restock a product (admin, Idempotency-Key required)",
     status_code=201,
     responses=problem_responses(
-        errors.Forbidden, errors.NotFound, errors.MissingIdempotencyKey, errors.IdempotencyKeyReused
+        errors.Forbidden, errors.NotFound, errors.MissingIdempotencyKey, errors.IdempotencyKeyReused, ok=201
     ),
     tags=["products"],
 )

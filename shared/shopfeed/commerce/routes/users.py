@@ -20,7 +20,7 @@ router = Router()
     "/users",
     summary="Register me (the token's subject) as a customer",
     status_code=201,
-    responses=problem_responses(errors.AlreadyExists),
+    responses=problem_responses(errors.AlreadyExists, ok=201),
     tags=["users"],
 )
 def register(body: RegisterUser, caller: CurrentCaller, store: Store) -> Response[UserView]:
@@ -37,9 +37,7 @@ def register(body: RegisterUser, caller: CurrentCaller, store: Store) -> Respons
     responses=problem_responses(errors.NotFound),
     tags=["users"],
 )
-def get_user(
-    user_id: Annotated[str, Path(max_length=128)], caller: CurrentCaller, store: Store
-) -> Response[UserView]:
+def get_user(user_id: Annotated[str, Path(max_length=128)], caller: CurrentCaller, store: Store) -> Response[UserView]:
     customer, private = services.read_customer(store, caller, caller.user_id if user_id == "me" else user_id)
     return json_response(UserView.of(customer, private), version=customer.version if private else None)
 

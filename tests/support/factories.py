@@ -1,0 +1,168 @@
+"""Builders for request bodies, and seeding through the API (or, where the API cannot, the repository).
+
+Defaults are valid, so a test names only what it is about: ``product_body(available=0)``.
+"""
+
+import uuid
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from typing import Any
+
+from shopfeed.commerce import events, keys
+from shopfeed.commerce.models import Order, OrderLine, OrderStatus
+from shopfeed.commerce.repository import CommerceRepository
+from shopfeed.platform.clock import iso, new_id
+from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
+from shopfeed.platform.types import Money
+from tests.support.client import Answer, ApiClient
+
+CURRENCY = "EUR"
+PRICE = 1999
+
+
+def money(amount: int = PRICE, currency: str = CURRENCY) -> dict[str, Any]:
+    return {"amount": amount, "currency": currency}
+
+
+def user_body(email: str | None = None, name: str = "Ada Lovelace") -> dict[str, Any]:
+    return {"email": email or f"{uuid.uuid4().hex[:12]}@example.com", "name": name}
+
+
+def product_body(
+    product_id: str = "P-RED-TSHIRT",
+    *,
+    category: str = "tshirts",
+    price: int = PRICE,
+    currency: str = CURRENCY,
+    available: int = 10,
+    name: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "product_id": product_id,
+        "name": name or product_id.removeprefix("P-").replace("-", " ").title(),
+        "description": "",
+        "category": category,
+        "price": money(price, currency),
+        "available": available,
+    }
+
+
+def line(
+    product_id: str = "P-RED-TSHIRT", quantity: int = 1, price: int = PRICE, currency: str = CURRENCY
+) -> dict[str, Any]:
+    return {"product_id": product_id, "quantity": quantity, "unit_price": money(price, currency)}
+
+
+def order_body(*lines: dict[str, Any]) -> dict[str, Any]:
+    return {"lines": list(lines) or [line()]}
+
+
+def idempotency_key() -> dict[str, str]:
+    return {"Idempotency-Key": str(uuid.uuid4())}
+
+
+def if_match(etag: str) -> dict[str, str]:
+    return {"If-Match": etag}
+
+
+# -- seeding through the API ----------------------------------------------------------------------
+
+
+def register_user(client: ApiClient, **fields: Any) -> dict[str, Any]:
+    answer = client.post("/users", user_body(**fields))
+    assert answer.status == 201, answer.text
+    return dict(answer.json)
+
+
+def create_product(admin: ApiClient, product_id: str = "P-RED-TSHIRT", **fields: Any) -> dict[str, Any]:
+    answer = admin.post("/products", product_body(product_id, **fields))
+    assert answer.status == 201, answer.text
+    return dict(answer.json)
+
+
+def create_products(admin: ApiClient, count: int, *, prefix: str = "P-ITEM", **fields: Any) -> list[str]:
+    """``count`` products ``<prefix>-01`` .. (ids sort in creation order); returns their ids."""
+    ids = [f"{prefix}-{n:02d}" for n in range(1, count + 1)]
+    for product_id in ids:
+        create_product(admin, product_id, **fields)
+    return ids
+
+
+def place_order(client: ApiClient, *lines: dict[str, Any], key: str | None = None) -> Answer:
+    headers = {"Idempotency-Key": key} if key else idempotency_key()
+    return client.post("/orders", order_body(*lines), headers=headers)
+
+
+def placed_order(client: ApiClient, *lines: dict[str, Any]) -> dict[str, Any]:
+    answer = place_order(client, *lines)
+    assert answer.status == 201, answer.text
+    return dict(answer.json)
+
+
+def pages(client: ApiClient, path: str, **query: Any) -> Iterator[dict[str, Any]]:
+    """Every page of a list, following ``next_cursor`` until the last page (which has none)."""
+    cursor = None
+    while True:
+        answer = client.get(path, query={**query, "cursor": cursor})
+        assert answer.status == 200, answer.text
+        yield answer.json
+        cursor = answer.json["next_cursor"]
+        if cursor is None:
+            return
+
+
+# -- a controllable clock -------------------------------------------------------------------------
+
+
+class SteppingClock:
+    """Stands in for ``utc_now``: every reading is ``step`` later than the one before, so orders
+    placed in a test have distinct, known placement times."""
+
+    def __init__(self, start: datetime, step: timedelta = timedelta(seconds=1)) -> None:
+        self.now = start
+        self.step = step
+
+    def __call__(self) -> datetime:
+        self.now += self.step
+        return self.now
+
+
+# -- seeding below the API --------------------------------------------------------------------------
+
+
+def order_id_in_shard(moment: datetime, shard: int) -> str:
+    """A ULID of ``moment`` whose status index entry lands in write shard ``shard``."""
+    while True:
+        order_id = new_id(moment)
+        if keys.order_status_shard(order_id) == shard:
+            return order_id
+
+
+def seed_order(
+    store: CommerceRepository,
+    user_id: str,
+    moment: datetime,
+    *,
+    shard: int,
+    product_id: str = "P-RED-TSHIRT",
+    status: OrderStatus = OrderStatus.PLACED,
+) -> Order:
+    """An order placed at ``moment`` in status-index shard ``shard``, written by the repository's own
+    place_order transaction (the API stamps orders with the current time and a random id)."""
+    placed_at = iso(moment)
+    order_line = OrderLine(line_no=1, product_id=product_id, quantity=1, unit_price=Money(**money()))
+    order = Order(
+        order_id=order_id_in_shard(moment, shard),
+        user_id=user_id,
+        status=status,
+        placed_at=placed_at,
+        updated_at=placed_at,
+        total=order_line.line_total,
+        line_count=1,
+        version=1,
+        lines=(order_line,),
+    )
+    request = IdempotentRequest(user_id, order.order_id, fingerprint=order.order_id)
+    response = StoredResponse(status=201, body=order.model_dump(mode="json"))
+    store.place_order(order, events.order_placed(order), request, response, moment)
+    return order
