@@ -4,7 +4,7 @@ import re
 
 from shopfeed.platform.errors import PreconditionRequired
 
-_ETAG = re.compile(r'^\s*(?:W/)?"(\d{1,18})"\s*$')
+_ETAG = re.compile(r'^\s*"(\d{1,18})"\s*$')
 
 
 def etag(version: int) -> str:
@@ -12,7 +12,8 @@ def etag(version: int) -> str:
 
 
 def expected_version(if_match: str | None) -> int:
-    """The version the client read. Missing → 428. Unparseable or ``*`` can never match → version 0 (412)."""
+    """The version the client read. Missing → 428. Unparseable, weak (``W/``, RFC 9110 compares strongly) or ``*``
+    can never match → version 0 (412)."""
     if if_match is None or not if_match.strip():
         raise PreconditionRequired()
     match = _ETAG.match(if_match)
