@@ -99,16 +99,17 @@ def placed_order(client: ApiClient, *lines: dict[str, Any]) -> dict[str, Any]:
     return dict(answer.json)
 
 
-def pages(client: ApiClient, path: str, **query: Any) -> Iterator[dict[str, Any]]:
+def pages(client: ApiClient, path: str, max_pages: int = 100, **query: Any) -> Iterator[dict[str, Any]]:
     """Every page of a list, following ``next_cursor`` until the last page (which has none)."""
     cursor = None
-    while True:
+    for _ in range(max_pages):
         answer = client.get(path, query={**query, "cursor": cursor})
         assert answer.status == 200, answer.text
         yield answer.json
         cursor = answer.json["next_cursor"]
         if cursor is None:
             return
+    raise AssertionError(f"{path} still had a next_cursor after {max_pages} pages")
 
 
 # -- a controllable clock -------------------------------------------------------------------------

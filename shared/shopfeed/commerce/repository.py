@@ -326,7 +326,9 @@ class CommerceRepository:
                 "KeyConditionExpression": "by_status_pk = :pk",
                 "ExpressionAttributeValues": {":pk": dynamo.value(keys.status_partition(status, month, int(shard)))},
                 "ScanIndexForward": False,
-                "Limit": limit,
+                # One more than a page: DynamoDB answers a LastEvaluatedKey whenever it reaches Limit,
+                # so with Limit = limit a shard ending exactly on the page would cost an empty last page.
+                "Limit": limit + 1,
             }
             if position:
                 query["ExclusiveStartKey"] = position

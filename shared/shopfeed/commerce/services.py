@@ -19,7 +19,7 @@ from shopfeed.platform.clock import iso, new_id, utc_now
 from shopfeed.platform.errors import InvalidRequest, InvalidTransition, NotFound, StaleVersion
 from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
 from shopfeed.platform.identity import ADMIN, OPS, Caller
-from shopfeed.platform.types import Money
+from shopfeed.platform.types import MAX_AMOUNT, Money
 
 CREATED = 201
 
@@ -124,6 +124,10 @@ def place_order(
     if len(currencies) != 1:
         raise InvalidRequest("All lines of an order must be priced in the same currency.")
 
+    total = sum(quantity * price.amount for _, quantity, price in lines)
+    if total > MAX_AMOUNT:
+        raise InvalidRequest(f"The order total exceeds {MAX_AMOUNT} minor units.")
+
     moment = utc_now()
     now = iso(moment)
     order_lines = tuple(
@@ -136,7 +140,7 @@ def place_order(
         status=OrderStatus.PLACED,
         placed_at=now,
         updated_at=now,
-        total=Money(amount=sum(line.line_total.amount for line in order_lines), currency=currencies.pop()),
+        total=Money(amount=total, currency=currencies.pop()),
         line_count=len(order_lines),
         version=1,
         lines=order_lines,
@@ -175,25 +179,23 @@ def list_orders_by_status(
     return store.list_orders_by_status(status, month, limit, cursor)
 
 
-def cancel_order(store: Commerce, caller: Caller, order_id: str, attempts: int = 3) -> Order:
-    """Cancel and restock. Cancelling a cancelled order is a no-op that answers the order (a retried
-    request must not restock twice). A concurrent change of the order is re-read and retried."""
+def cancel_order(store: Commerce, caller: Caller, order_id: str, attempts: int = 3) -> tuple[Order, bool]:
+    """Cancel and restock; answers the order and whether this call cancelled it.
+
+    Cancelling a cancelled order is a no-op that answers the order (a retried request must not restock
+    twice). A concurrent change of the order is re-read and retried."""
     for _ in range(attempts):
         order = _visible_order(store, caller, order_id)
         if order.status is OrderStatus.CANCELLED:
-            return order
+            return order, False
         if not order.status.can_become(OrderStatus.CANCELLED):
             raise InvalidTransition("order", order_id, order.status, OrderStatus.CANCELLED)
         cancelled = order.model_copy(
-            update={
-                "status": OrderStatus.CANCELLED,
-                "updated_at": iso(utc_now()),
-                "version": order.version + 1,
-            }
+            update={"status": OrderStatus.CANCELLED, "updated_at": iso(utc_now()), "version": order.version + 1}
         )
         try:
             store.cancel_order(order, cancelled, events.order_cancelled(cancelled, caller.user_id))
         except StaleVersion:
             continue
-        return cancelled
+        return cancelled, True
     raise StaleVersion("order", order_id, None)

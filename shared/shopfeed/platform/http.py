@@ -13,7 +13,7 @@ from aws_lambda_powertools.event_handler.request import Request
 from pydantic import BaseModel
 
 from shopfeed.platform import problems
-from shopfeed.platform.errors import DomainError
+from shopfeed.platform.errors import DomainError, Unauthenticated
 from shopfeed.platform.idempotency import REPLAYED_HEADER, StoredResponse
 from shopfeed.platform.identity import Caller, caller_from_request_context
 from shopfeed.platform.observability import logger
@@ -49,8 +49,18 @@ def _no_route(_: Exception) -> Response[Any]:
 def build_resolver(*routers: Router) -> APIGatewayHttpResolver:
     """An HTTP API (payload 2.0) resolver with request validation, problem+json errors and the routers."""
     app = APIGatewayHttpResolver(enable_validation=True)
+
+    def authenticated_validation_problem(error: RequestValidationError) -> Response[Any]:
+        # Powertools validates the request before it resolves the route's dependencies (current_caller
+        # among them). Every route is authenticated, so an anonymous request gets 401, not the schema.
+        try:
+            caller_from_request_context(app.current_event.raw_event.get("requestContext") or {})
+        except Unauthenticated as anonymous:
+            return _domain_problem(anonymous)
+        return _validation_problem(error)
+
     app.exception_handler(DomainError)(_domain_problem)
-    app.exception_handler(RequestValidationError)(_validation_problem)
+    app.exception_handler(RequestValidationError)(authenticated_validation_problem)
     app.not_found(_no_route)
     for router in routers:
         app.include_router(router)

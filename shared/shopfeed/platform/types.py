@@ -18,10 +18,13 @@ Email = Annotated[
 Month = Annotated[str, StringConstraints(pattern=r"^\d{4}-(0[1-9]|1[0-2])$")]
 
 
+MAX_AMOUNT = 10**12  # minor units: ten billion in a two-decimal currency
+
+
 class Money(BaseModel):
     """An amount in integer minor units (cents) plus its ISO 4217 currency."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    amount: Annotated[int, Field(ge=0, le=10**12)]
+    amount: Annotated[int, Field(ge=0, le=MAX_AMOUNT)]
     currency: CurrencyCode

@@ -121,6 +121,7 @@ def list_orders_by_status(
     tags=["orders"],
 )
 def cancel_order(order_id: OrderPath, caller: CurrentCaller, store: Store) -> Response[OrderView]:
-    order = services.cancel_order(store, caller, order_id)
-    metrics.add_metric(name="OrderCancelled", unit="Count", value=1)
+    order, cancelled_now = services.cancel_order(store, caller, order_id)
+    if cancelled_now:
+        metrics.add_metric(name="OrderCancelled", unit="Count", value=1)
     return json_response(OrderView.of(order), version=order.version)

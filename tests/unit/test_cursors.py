@@ -1,0 +1,81 @@
+"""Pagination cursors: opaque to clients, signed, and bound to the query that issued them."""
+
+import base64
+import json
+
+import pytest
+
+from shopfeed.platform.config import CursorSettings
+from shopfeed.platform.cursors import CursorCodec, signing_key
+from shopfeed.platform.errors import InvalidCursor
+
+SCOPE = "orders-by-user:U100"
+POSITION = {"PK": {"S": "some-key"}, "n": 3}
+codec = CursorCodec(b"test-key")
+
+
+def tampered(cursor: str, change: dict[str, object]) -> str:
+    body, signature = cursor.split(".")
+    payload = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    forged = base64.urlsafe_b64encode(json.dumps(payload | change).encode()).rstrip(b"=").decode()
+    return f"{forged}.{signature}"
+
+
+def test_a_cursor_gives_back_the_position_it_was_made_from() -> None:
+    assert codec.decode(SCOPE, codec.encode(SCOPE, POSITION)) == POSITION
+
+
+def test_no_cursor_means_the_first_page() -> None:
+    assert codec.decode(SCOPE, None) is None
+
+
+def test_a_cursor_does_not_show_the_position_in_clear_text() -> None:
+    assert "some-key" not in codec.encode(SCOPE, POSITION)
+
+
+def test_a_cursor_with_an_edited_position_is_refused() -> None:
+    # given
+    cursor = tampered(codec.encode(SCOPE, POSITION), {"p": {"PK": {"S": "another-key"}}})
+    # when / then
+    with pytest.raises(InvalidCursor):
+        codec.decode(SCOPE, cursor)
+
+
+def test_a_cursor_moved_to_another_scope_by_editing_it_is_refused() -> None:
+    cursor = tampered(codec.encode(SCOPE, POSITION), {"s": "orders-by-user:U200"})
+    with pytest.raises(InvalidCursor):
+        codec.decode("orders-by-user:U200", cursor)
+
+
+def test_a_cursor_with_an_edited_signature_is_refused() -> None:
+    # given
+    body, signature = codec.encode(SCOPE, POSITION).split(".")
+    flipped = ("A" if signature[0] != "A" else "B") + signature[1:]
+    # when / then
+    with pytest.raises(InvalidCursor):
+        codec.decode(SCOPE, f"{body}.{flipped}")
+
+
+def test_a_cursor_signed_with_another_key_is_refused() -> None:
+    with pytest.raises(InvalidCursor):
+        codec.decode(SCOPE, CursorCodec(b"someone-elses-key").encode(SCOPE, POSITION))
+
+
+def test_a_cursor_from_another_query_is_refused() -> None:
+    with pytest.raises(InvalidCursor):
+        codec.decode("orders-by-user:U200", codec.encode(SCOPE, POSITION))
+
+
+@pytest.mark.parametrize("garbage", ["", ".", "not-a-cursor", "a.b.c", "!!!.???", "é.é", "eyJzIjoxfQ.", "x" * 4096])
+def test_garbage_is_an_invalid_cursor_not_a_crash(garbage: str) -> None:
+    with pytest.raises(InvalidCursor):
+        codec.decode(SCOPE, garbage)
+
+
+def test_the_signing_key_comes_from_the_configured_secret() -> None:
+    assert signing_key(CursorSettings(cursor_secret="s3cret")) == b"s3cret"
+
+
+def test_a_missing_signing_secret_is_a_configuration_error() -> None:
+    with pytest.raises(RuntimeError, match="CURSOR_SECRET"):
+        signing_key(CursorSettings())

@@ -1,0 +1,119 @@
+"""CommerceTable key formats: the data model's persisted contract, built and parsed in one module."""
+
+from collections.abc import Callable
+
+import pytest
+
+from shopfeed.commerce import keys
+from shopfeed.commerce.models import MAX_ORDER_LINES, OrderStatus
+from shopfeed.platform.clock import new_id
+
+ORDER_ID = "01JQ8Z6V4C0000000000000000"
+
+
+def test_base_table_keys_are_a_prefix_plus_the_id_and_a_fixed_sort_key() -> None:
+    assert keys.user("U100") == {"PK": keys.USER + "U100", "SK": keys.PROFILE}
+    assert keys.product("P-RED-TSHIRT") == {"PK": keys.PRODUCT + "P-RED-TSHIRT", "SK": keys.META}
+    assert keys.order(ORDER_ID) == {"PK": keys.ORDER + ORDER_ID, "SK": keys.META}
+    assert keys.outbox("E1") == {"PK": keys.OUTBOX + "E1", "SK": keys.EVENT}
+
+
+def test_the_email_guard_is_case_insensitive() -> None:
+    assert keys.email_guard("Ada@Example.COM") == keys.email_guard("ada@example.com")
+    assert keys.email_guard("ada@example.com")["SK"] == keys.GUARD
+
+
+def test_order_lines_share_the_order_partition_and_sort_before_its_header() -> None:
+    # given
+    lines = [keys.order_line(ORDER_ID, n) for n in range(1, MAX_ORDER_LINES + 1)]
+    # then: one Query "SK BETWEEN LINE# AND META" reads lines and header, lines by number
+    assert {line["PK"] for line in lines} == {keys.order(ORDER_ID)["PK"], keys.order_partition(ORDER_ID)}
+    assert sorted(line["SK"] for line in lines) == [line["SK"] for line in lines]
+    assert all(keys.LINE <= line["SK"] < keys.META for line in lines)
+
+
+def test_a_users_orders_sort_by_placement_time_then_id() -> None:
+    # given
+    earlier = keys.order_by_user("U100", "2026-03-05T09:59:59.999Z", "01JZZZZZZZZZZZZZZZZZZZZZZZ")
+    later = keys.order_by_user("U100", "2026-03-05T10:00:00.000Z", "01J00000000000000000000000")
+    # then
+    assert earlier["by_user_pk"] == later["by_user_pk"] == keys.user_orders_partition("U100")
+    assert earlier["by_user_sk"] < later["by_user_sk"]
+
+
+def test_an_orders_status_key_names_the_status_the_placement_month_and_the_orders_shard() -> None:
+    # when
+    key = keys.order_by_status(OrderStatus.PLACED, "2026-03-05T10:00:00.000Z", ORDER_ID)
+    # then
+    shard = keys.order_status_shard(ORDER_ID)
+    assert key["by_status_pk"] == keys.status_partition(OrderStatus.PLACED, "2026-03", shard)
+    assert key["by_status_sk"] == keys.order_by_user("U1", "2026-03-05T10:00:00.000Z", ORDER_ID)["by_user_sk"]
+
+
+def test_another_status_or_month_is_another_partition() -> None:
+    partitions = {
+        keys.status_partition(status, month, 0)
+        for status in (OrderStatus.PLACED, OrderStatus.CANCELLED)
+        for month in ("2026-03", "2026-04")
+    }
+    assert len(partitions) == 4
+
+
+@pytest.mark.parametrize(
+    ("order_id", "shard"),
+    [
+        # Pinned: changing the hash strands every order already written under the old shard.
+        ("01JQ8Z6V4Q0000000000000000", 0),
+        ("01JQ8Z6V4C0000000000000000", 1),
+        ("01JQ8Z6V4DXYZXYZXYZXYZXYZX", 2),
+        ("01ARZ3NDEKTSV4RRFFQ69G5FAV", 3),
+    ],
+)
+def test_the_status_shard_of_an_order_is_the_same_in_every_process(order_id: str, shard: int) -> None:
+    assert keys.order_status_shard(order_id) == shard
+
+
+def test_status_shards_stay_in_range_and_all_get_used() -> None:
+    # when
+    shards = {keys.order_status_shard(new_id()) for _ in range(400)}
+    # then
+    assert shards == set(range(keys.ORDER_STATUS_SHARDS))
+
+
+def test_unpublished_outbox_events_spread_over_every_outbox_shard() -> None:
+    # when
+    entries = [keys.outbox_unpublished(new_id(), "2026-03-05T10:00:00.000Z") for _ in range(400)]
+    # then
+    assert {e["unpublished_pk"] for e in entries} == {keys.unpublished_partition(n) for n in range(keys.OUTBOX_SHARDS)}
+
+
+def test_unpublished_outbox_events_sort_oldest_first_within_a_shard() -> None:
+    # given
+    event_id = new_id()
+    # when
+    older = keys.outbox_unpublished(event_id, "2026-03-05T09:59:59.999Z")
+    newer = keys.outbox_unpublished(event_id, "2026-03-05T10:00:00.000Z")
+    # then
+    assert older["unpublished_pk"] == newer["unpublished_pk"]
+    assert older["unpublished_sk"] < newer["unpublished_sk"]
+
+
+def test_parsers_invert_the_builders() -> None:
+    assert keys.parse_order_id(keys.order(ORDER_ID)["PK"]) == ORDER_ID
+    assert keys.parse_line_no(keys.order_line(ORDER_ID, 7)["SK"]) == 7
+    assert keys.parse_event_id(keys.outbox("E1")["PK"]) == "E1"
+
+
+@pytest.mark.parametrize(
+    ("parse", "foreign"),
+    [
+        pytest.param(keys.parse_order_id, keys.user("U100")["PK"], id="order-id-of-a-user-key"),
+        pytest.param(keys.parse_order_id, keys.outbox("E1")["PK"], id="order-id-of-an-outbox-key"),
+        pytest.param(keys.parse_event_id, keys.order(ORDER_ID)["PK"], id="event-id-of-an-order-key"),
+        pytest.param(keys.parse_line_no, keys.META, id="line-no-of-a-header"),
+        pytest.param(keys.parse_line_no, keys.PROFILE, id="line-no-of-a-profile"),
+    ],
+)
+def test_parsers_reject_keys_of_another_entity(parse: Callable[[str], object], foreign: str) -> None:
+    with pytest.raises(ValueError, match="not an"):
+        parse(foreign)

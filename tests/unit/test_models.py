@@ -1,0 +1,64 @@
+"""Domain rules that live on the models: the order state machine, line totals, the order size bound."""
+
+import itertools
+
+import pytest
+from pydantic import ValidationError
+
+from shopfeed.commerce.models import MAX_ORDER_LINES, OrderLine, OrderStatus
+from shopfeed.commerce.schemas import PlaceOrder
+from tests.unit.builders import euros
+
+Placed, Paid, Shipped, Delivered, Cancelled = (
+    OrderStatus.PLACED,
+    OrderStatus.PAID,
+    OrderStatus.SHIPPED,
+    OrderStatus.DELIVERED,
+    OrderStatus.CANCELLED,
+)
+ALLOWED = {(Placed, Paid), (Placed, Cancelled), (Paid, Shipped), (Paid, Cancelled), (Shipped, Delivered)}
+
+# TransactWriteItems' hard limit, and what placing an order of n lines puts in it:
+# the header, n lines, n guarded stock decrements, the outbox event and the idempotency record.
+TRANSACTION_LIMIT = 100
+
+
+def items_written_by_an_order_of(lines: int) -> int:
+    return 1 + lines + lines + 1 + 1
+
+
+@pytest.mark.parametrize(("current", "target"), list(itertools.product(OrderStatus, repeat=2)))
+def test_an_order_moves_only_along_the_state_machine(current: OrderStatus, target: OrderStatus) -> None:
+    assert current.can_become(target) is ((current, target) in ALLOWED)
+
+
+def test_delivered_and_cancelled_orders_are_final() -> None:
+    assert [s for s in OrderStatus if Delivered.can_become(s) or Cancelled.can_become(s)] == []
+
+
+def test_a_line_total_is_the_unit_price_times_the_quantity_in_the_same_currency() -> None:
+    # given
+    line = OrderLine(line_no=1, product_id="P-RED-TSHIRT", quantity=3, unit_price=euros(1999))
+    # then
+    assert line.line_total == euros(5997)
+
+
+def test_the_largest_order_still_fits_one_transaction() -> None:
+    assert items_written_by_an_order_of(MAX_ORDER_LINES) <= TRANSACTION_LIMIT
+    assert items_written_by_an_order_of(MAX_ORDER_LINES + 1) > TRANSACTION_LIMIT
+
+
+def test_an_order_line_beyond_the_bound_cannot_exist() -> None:
+    with pytest.raises(ValidationError):
+        OrderLine(line_no=MAX_ORDER_LINES + 1, product_id="P-RED-TSHIRT", quantity=1, unit_price=euros(1))
+
+
+def test_an_order_request_longer_than_the_bound_is_refused_before_any_write() -> None:
+    # given
+    line = {"product_id": "P-RED-TSHIRT", "quantity": 1, "unit_price": {"amount": 1, "currency": "EUR"}}
+    # when
+    with pytest.raises(ValidationError) as refused:
+        PlaceOrder.model_validate({"lines": [line] * (MAX_ORDER_LINES + 1)})
+    # then
+    assert [e["loc"] for e in refused.value.errors()] == [("lines",)]
+    assert len(PlaceOrder.model_validate({"lines": [line] * MAX_ORDER_LINES}).lines) == MAX_ORDER_LINES
