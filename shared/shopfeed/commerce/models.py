@@ -13,7 +13,9 @@ MAX_ORDER_LINES: Final = 48
 
 
 class Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # defer_build: a model's validator is built on its first use, not at import; a cold start pays
+    # only for the models its first request touches (design §1's import budget).
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Customer(Model):
@@ -92,6 +94,8 @@ class OutboxEvent(Model):
 
 
 class Page[T](BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     items: list[T]
     next_cursor: str | None = None
 

@@ -22,7 +22,12 @@ Category = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern
 
 
 class Request(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built on first use, not at import (see models.Model).
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+
+class View(BaseModel):
+    model_config = ConfigDict(defer_build=True)
 
 
 class RegisterUser(Request):
@@ -64,7 +69,7 @@ class PlaceOrder(Request):
     lines: Annotated[list[OrderLineRequest], Field(min_length=1, max_length=MAX_ORDER_LINES)]
 
 
-class UserView(BaseModel):
+class UserView(View):
     user_id: str
     name: str
     created_at: str
@@ -80,7 +85,7 @@ class UserView(BaseModel):
         )
 
 
-class ProductView(BaseModel):
+class ProductView(View):
     product_id: str
     name: str
     description: str
@@ -94,18 +99,18 @@ class ProductView(BaseModel):
         return cls.model_validate(product.model_dump(include=set(cls.model_fields)))
 
 
-class ProductPage(BaseModel):
+class ProductPage(View):
     items: list[ProductSummary]
     next_cursor: str | None
 
 
-class RestockView(BaseModel):
+class RestockView(View):
     product_id: str
     quantity_added: int
     restocked_at: str
 
 
-class OrderLineView(BaseModel):
+class OrderLineView(View):
     line_no: int
     product_id: str
     quantity: int
@@ -117,7 +122,7 @@ class OrderLineView(BaseModel):
         return cls(**line.model_dump(), line_total=line.line_total)
 
 
-class OrderView(BaseModel):
+class OrderView(View):
     order_id: str
     user_id: str
     status: OrderStatus
@@ -134,11 +139,11 @@ class OrderView(BaseModel):
         )
 
 
-class OrderLinePage(BaseModel):
+class OrderLinePage(View):
     items: list[OrderLineView]
     next_cursor: str | None
 
 
-class OrderPage(BaseModel):
+class OrderPage(View):
     items: list[OrderSummary]
     next_cursor: str | None

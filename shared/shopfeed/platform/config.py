@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 class Settings(BaseModel):
     """Base: fields are filled from upper-cased environment variables of the same name."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
 
 class CursorSettings(Settings):

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from shopfeed.platform import errors
 
@@ -53,6 +53,8 @@ NO_ROUTE = ProblemSpec(HTTPStatus.NOT_FOUND, "no-route", "No such route")
 
 class Problem(BaseModel):
     """RFC 9457 problem details; extension members (ids, reasons) may follow."""
+
+    model_config = ConfigDict(defer_build=True)
 
     type: str
     title: str

@@ -24,7 +24,7 @@ MAX_AMOUNT = 10**12  # minor units: ten billion in a two-decimal currency
 class Money(BaseModel):
     """An amount in integer minor units (cents) plus its ISO 4217 currency."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     amount: Annotated[int, Field(ge=0, le=MAX_AMOUNT)]
     currency: CurrencyCode
