@@ -20,7 +20,7 @@ PYTEST := $(PY) -m pytest
 SAM_BUILD_FLAGS ?= --cached --parallel
 
 .PHONY: help deps dev token test test-unit test-integration test-ddblocal test-e2e test-samlocal test-template \
-        lint format typecheck openapi build deploy bench clean
+        lint format typecheck openapi build deploy bench clean sam-setup sam-api
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -88,6 +88,12 @@ deploy: build  ## sam deploy to ENV=dev|prod (samconfig.toml)
 
 bench: deps  ## benchmarks: round trips, consumed capacity, cold start imports (docs/benchmarks.md)
 	$(PY) -m bench
+
+sam-setup:  ## podman + a stand-in Lambda image, for sam local on machines without Docker
+	local/samlocal/setup.sh
+
+sam-api: deps  ## sam local start-api on :3001 against the running `make dev` stack (docs/sam-local.md)
+	$(PY) -m local.samlocal start-api
 
 clean:
 	rm -rf .aws-sam .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""`sam local invoke` / `start-api` against local DynamoDB (docs/sam-local.md)."""

@@ -1,0 +1,3 @@
+from local.samlocal.sam import main
+
+main()
