@@ -19,7 +19,7 @@ export PATH := $(dir $(PY313)):$(TOOLS)/bin:$(PATH)
 PYTEST := $(PY) -m pytest
 SAM_BUILD_FLAGS ?= --cached --parallel
 
-.PHONY: help deps dev token test test-unit test-integration test-ddblocal test-e2e test-samlocal test-template \
+.PHONY: help deps dev token test test-unit test-integration test-ddblocal test-e2e test-samlocal test-template test-local \
         lint format typecheck openapi build deploy bench clean sam-setup sam-api
 
 help:  ## list the targets
@@ -44,20 +44,22 @@ node_modules/.installed: package.json package-lock.json
 
 deps: $(VENV)/.synced $(SAM) node_modules/.installed  ## install everything (uv venv, SAM CLI, DynamoDB Local)
 
-dev: deps  ## run the whole stack locally: API on :3000, streams, queues, seed data
-	$(PY) -m local.stack
+dev: deps  ## run the whole stack locally: API on :3000, streams, queues, seed data (ARGS="--engine moto")
+	$(PY) -m local.stack $(ARGS)
 
 token: $(VENV)/.synced  ## print a dev JWT: make token SUB=U100 GROUPS=admin,ops
 	@$(PY) -m local.tokens --sub "$(or $(SUB),U100)" --groups "$(GROUPS)"
 
 test: deps  ## every test layer plus the template checks
-	$(PYTEST) -n 2 --dist loadgroup tests/unit tests/integration tests/ddblocal tests/template tests/e2e
+	$(PYTEST) -n 2 --dist loadgroup tests/unit tests/integration tests/local tests/ddblocal tests/template tests/e2e
 	$(MAKE) --no-print-directory test-samlocal
 
 test-unit: $(VENV)/.synced
 	$(PYTEST) tests/unit
 test-integration: $(VENV)/.synced
 	$(PYTEST) tests/integration
+test-local: $(VENV)/.synced
+	$(PYTEST) tests/local
 test-ddblocal: deps
 	$(PYTEST) tests/ddblocal
 test-e2e: deps

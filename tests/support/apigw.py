@@ -13,7 +13,8 @@ EVENTS = Path(__file__).resolve().parents[2] / "events"
 
 @cache
 def sample(name: str) -> dict[str, Any]:
-    return json.loads((EVENTS / name).read_text())
+    event: dict[str, Any] = json.loads((EVENTS / name).read_text())
+    return event
 
 
 def claims_for(sub: str | None, groups: tuple[str, ...] = ()) -> dict[str, Any] | None:

@@ -1,0 +1,279 @@
+"""API Gateway HTTP API, locally: route selection, the JWT authorizer, payload-2.0 events, responses.
+
+Only the template's routes exist. A request matching none gets API Gateway's own 404
+``{"message":"Not Found"}``; one the authorizer refuses gets 401 before any function runs; a
+function error becomes 500 ``{"message":"Internal Server Error"}``. The event carries what HTTP API
+puts in a payload-2.0 event: lower-cased headers with repeated values joined by commas, cookies in
+their own list, query parameters joined the same way, path parameters, the body (base64 when it is
+not text), ``requestContext.http`` and the verified JWT claims.
+"""
+
+import base64
+import json
+import logging
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from local.auth import JwtAuthorizer, MissingScope, Unauthorized
+from local.cfn import HttpRoute
+from local.lambdas import Invocation
+
+log = logging.getLogger("local.api")
+
+# Content types API Gateway passes as text; any other body reaches the function base64-encoded.
+_TEXT_TYPES = re.compile(r"^(text/.*|application/(.*\+)?(json|xml|javascript|x-www-form-urlencoded))(;.*)?$")
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    """A request as it came off the wire: ``target`` is the raw path and query."""
+
+    method: str
+    target: str
+    headers: Sequence[tuple[str, str]] = ()
+    body: bytes = b""
+    source_ip: str = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class HttpResponse:
+    status: int
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    body: bytes = b""
+
+    @classmethod
+    def json(cls, status: int, document: Any, headers: Iterable[tuple[str, str]] = ()) -> "HttpResponse":
+        body = json.dumps(document, separators=(",", ":")).encode()  # as API Gateway writes its own answers
+        return cls(status, [("content-type", "application/json"), *headers], body)
+
+    def header(self, name: str) -> str | None:
+        return next((v for k, v in self.headers if k.lower() == name.lower()), None)
+
+
+@dataclass(frozen=True)
+class _Segment:
+    text: str
+    kind: int  # 2 literal, 1 {param}, 0 {greedy+}: the more literal a route, the more specific
+
+    @property
+    def name(self) -> str:
+        return self.text.strip("{}+")
+
+
+class RouteTable:
+    """Selects the route for a method and path as HTTP API does: the most specific match wins."""
+
+    def __init__(self, routes: Iterable[HttpRoute]) -> None:
+        self._routes = [(route, [self._segment(s) for s in self._split(route.path)]) for route in routes]
+
+    @staticmethod
+    def _split(path: str) -> list[str]:
+        return path.strip("/").split("/") if path.strip("/") else []
+
+    @staticmethod
+    def _segment(text: str) -> _Segment:
+        if text.startswith("{") and text.endswith("+}"):
+            return _Segment(text, 0)
+        if text.startswith("{") and text.endswith("}"):
+            return _Segment(text, 1)
+        return _Segment(text, 2)
+
+    def match(self, method: str, path: str) -> tuple[HttpRoute, dict[str, str]] | None:
+        """The route and its path parameters (URL-decoded), or None when no route matches."""
+        parts = self._split(path)
+        best: tuple[tuple[int, ...], HttpRoute, dict[str, str]] | None = None
+        for route, segments in self._routes:
+            if route.method not in (method, "ANY"):
+                continue
+            params = self._bind(segments, parts)
+            if params is None:
+                continue
+            rank = (*(s.kind for s in segments), 1 if route.method == method else 0)
+            if best is None or rank > best[0]:
+                best = (rank, route, params)
+        return (best[1], best[2]) if best else None
+
+    @staticmethod
+    def _bind(segments: list[_Segment], parts: list[str]) -> dict[str, str] | None:
+        params: dict[str, str] = {}
+        for index, segment in enumerate(segments):
+            if segment.kind == 0:
+                if index >= len(parts):
+                    return None
+                params[segment.name] = unquote("/".join(parts[index:]))
+                return params
+            if index >= len(parts):
+                return None
+            if segment.kind == 1:
+                if not parts[index]:
+                    return None
+                params[segment.name] = unquote(parts[index])
+            elif segment.text != parts[index]:
+                return None
+        return params if len(parts) == len(segments) else None
+
+
+class ApiGateway:
+    """The HTTP API: routes to functions, guarded by authorizers."""
+
+    def __init__(
+        self,
+        routes: Iterable[HttpRoute],
+        invoke: Mapping[str, Callable[[dict[str, Any]], Invocation]],
+        authorizers: Mapping[str, JwtAuthorizer],
+        *,
+        api_id: str = "local",
+        account: str = "123456789012",
+    ) -> None:
+        """``invoke`` maps a function's logical id to its invoker; a route of a function missing from
+        it answers 500, as an integration with a broken function does."""
+        self.routes = RouteTable(routes)
+        self._invoke = dict(invoke)
+        self._authorizers = dict(authorizers)
+        self._api_id = api_id
+        self._account = account
+
+    def handle(self, request: HttpRequest) -> HttpResponse:
+        request_id = base64.urlsafe_b64encode(uuid.uuid4().bytes[:10]).decode().rstrip("=")
+        response = self._handle(request, request_id)
+        return HttpResponse(response.status, [*response.headers, ("apigw-requestid", request_id)], response.body)
+
+    def _handle(self, request: HttpRequest, request_id: str) -> HttpResponse:
+        path = urlsplit(request.target).path or "/"
+        found = self.routes.match(request.method, path)
+        if found is None:
+            return HttpResponse.json(404, {"message": "Not Found"})
+        route, params = found
+        headers = _joined_headers(request.headers)
+        claims: dict[str, str] | None = None
+        scopes: list[str] | None = None
+        if route.authorizer is not None:
+            try:
+                authorization = self._authorizers[route.authorizer].authorize(headers, route.scopes)
+            except Unauthorized as refusal:
+                extra = []
+                if refusal.description:
+                    extra.append(
+                        ("www-authenticate", f'Bearer scope="" error="invalid_token" error_description="{refusal}"')
+                    )
+                return HttpResponse.json(401, {"message": "Unauthorized"}, extra)
+            except MissingScope:
+                return HttpResponse.json(403, {"message": "Forbidden"})
+            claims, scopes = authorization.claims, authorization.scopes
+        invoke = self._invoke.get(route.function)
+        if invoke is None:
+            log.error("%s: function %s is not loaded", route.key, route.function)
+            return HttpResponse.json(500, {"message": "Internal Server Error"})
+        event = build_event(
+            route, params, request, headers, claims, scopes, request_id, api_id=self._api_id, account=self._account
+        )
+        result = invoke(event)
+        if result.failed:
+            return HttpResponse.json(500, {"message": "Internal Server Error"})
+        return http_response(result.payload)
+
+
+def _joined_headers(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for name, value in pairs:
+        key = name.lower()
+        headers[key] = f"{headers[key]},{value}" if key in headers else value
+    return headers
+
+
+def build_event(
+    route: HttpRoute,
+    params: Mapping[str, str],
+    request: HttpRequest,
+    headers: Mapping[str, str],
+    claims: Mapping[str, str] | None,
+    scopes: list[str] | None,
+    request_id: str,
+    *,
+    api_id: str = "local",
+    account: str = "123456789012",
+    now: float | None = None,
+) -> dict[str, Any]:
+    """The payload-2.0 event HTTP API sends a Lambda integration for ``request`` on ``route``."""
+    moment = datetime.fromtimestamp(time.time() if now is None else now, UTC)
+    split = urlsplit(request.target)
+    headers = dict(headers)
+    cookie_header = headers.pop("cookie", None)
+    headers.setdefault("x-forwarded-for", request.source_ip)
+    headers.setdefault("x-forwarded-proto", "http")
+    headers.setdefault("x-amzn-trace-id", f"Root=1-{int(moment.timestamp()):08x}-{uuid.uuid4().hex[:24]}")
+    query: dict[str, str] = {}
+    for name, value in parse_qsl(split.query, keep_blank_values=True):
+        query[name] = f"{query[name]},{value}" if name in query else value
+    host = headers.get("host", "localhost")
+    event: dict[str, Any] = {
+        "version": "2.0",
+        "routeKey": route.key,
+        "rawPath": split.path or "/",
+        "rawQueryString": split.query,
+        "headers": headers,
+        "requestContext": {
+            "accountId": account,
+            "apiId": api_id,
+            "domainName": host.split(":")[0],
+            "domainPrefix": host.split(".")[0].split(":")[0],
+            "http": {
+                "method": request.method,
+                "path": split.path or "/",
+                "protocol": "HTTP/1.1",
+                "sourceIp": request.source_ip,
+                "userAgent": headers.get("user-agent", ""),
+            },
+            "requestId": request_id,
+            "routeKey": route.key,
+            "stage": "$default",
+            "time": moment.strftime("%d/%b/%Y:%H:%M:%S +0000"),
+            "timeEpoch": int(moment.timestamp() * 1000),
+        },
+        "isBase64Encoded": False,
+    }
+    if cookie_header:
+        event["cookies"] = [c.strip() for c in cookie_header.replace(",", ";").split(";") if c.strip()]
+    if query:
+        event["queryStringParameters"] = query
+    if params:
+        event["pathParameters"] = dict(params)
+    if claims is not None:
+        event["requestContext"]["authorizer"] = {"jwt": {"claims": dict(claims), "scopes": scopes}}
+    if request.body:
+        text = _TEXT_TYPES.match(headers.get("content-type", "text/plain").strip().lower())
+        if text:
+            event["body"] = request.body.decode("utf-8", errors="replace")
+        else:
+            event["body"] = base64.b64encode(request.body).decode()
+            event["isBase64Encoded"] = True
+    return event
+
+
+def http_response(payload: Any) -> HttpResponse:
+    """The HTTP answer HTTP API makes of a function's payload-2.0 result.
+
+    A dict with ``statusCode`` is taken as the response; anything else is a 200 JSON body, as
+    API Gateway infers it. A malformed response is a 500, as in AWS.
+    """
+    if not (isinstance(payload, Mapping) and "statusCode" in payload):
+        text = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"))
+        return HttpResponse(200, [("content-type", "application/json")], text.encode())
+    try:
+        status = int(payload["statusCode"])
+        headers = [(str(k).lower(), str(v)) for k, v in (payload.get("headers") or {}).items()]
+        headers += [("set-cookie", str(c)) for c in payload.get("cookies") or ()]
+        raw = payload.get("body") or ""
+        body = base64.b64decode(raw) if payload.get("isBase64Encoded") else str(raw).encode()
+    except (TypeError, ValueError, AttributeError):
+        log.error("malformed Lambda response: %.200r", payload)
+        return HttpResponse.json(500, {"message": "Internal Server Error"})
+    if not any(k == "content-type" for k, _ in headers) and body:
+        headers.append(("content-type", "application/json"))
+    return HttpResponse(status, headers, body)

@@ -1,0 +1,264 @@
+"""Create the template's resources in the local engines, in dependency order, and resolve the rest.
+
+Local physical names are the logical ids, except where the template names a resource itself
+(``Name: !Sub shopfeed-${Environment}`` gives the bus ``shopfeed-dev``); bucket names are lower-cased
+as S3 requires. After each resource is created its Ref and attributes (Arn, StreamArn, QueueUrl, ...)
+are recorded, so later resources and every function's environment resolve to the real local values.
+Creating is idempotent: against a persistent engine, existing tables, queues and buses are reused.
+
+Resources without a local meaning (IAM, alarms, Cognito, queue policies, the layer) are skipped.
+Secrets are not created: a function variable ``X_ARN`` naming a secret is replaced by ``X`` holding a
+local value, generated once into the state directory (``CURSOR_SECRET_ARN`` -> ``CURSOR_SECRET``).
+"""
+
+import json
+import logging
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from graphlib import TopologicalSorter
+from pathlib import Path
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from local import cfn
+from local.engines import REGION, Engines
+
+log = logging.getLogger("local.provision")
+
+ACCOUNT = "123456789012"
+SECRETS_FILE = "secrets.json"
+_QUEUE_ATTRIBUTES = (
+    "DelaySeconds",
+    "MaximumMessageSize",
+    "MessageRetentionPeriod",
+    "ReceiveMessageWaitTimeSeconds",
+    "VisibilityTimeout",
+    "RedrivePolicy",
+    "RedriveAllowPolicy",
+    "FifoQueue",
+    "ContentBasedDeduplication",
+)
+
+
+@dataclass
+class Provisioned:
+    """What exists locally: names by logical id, and the resolver that knows their attributes."""
+
+    resolver: cfn.Resolver
+    kinds: dict[str, str] = field(default_factory=dict)  # logical id -> resource type, created ones
+    names: dict[str, str] = field(default_factory=dict)  # logical id -> local physical name
+    secret_values: dict[str, str] = field(default_factory=dict)  # logical id -> local secret value
+
+    def logical_id_of(self, arn: str) -> str | None:
+        """The logical id whose Arn (or StreamArn) is ``arn``."""
+        for (logical, attribute), value in self.resolver.attributes.items():
+            if value == arn and attribute in ("Arn", "StreamArn"):
+                return logical
+        return None
+
+    def queue_url(self, arn: str) -> str:
+        logical = self.logical_id_of(arn)
+        if logical is None or self.kinds.get(logical) != "AWS::SQS::Queue":
+            raise KeyError(f"no local queue has the ARN {arn}")
+        return str(self.resolver.attributes[(logical, "QueueUrl")])
+
+
+def provision(
+    template: Mapping[str, Any],
+    engines: Engines,
+    state_dir: Path,
+    parameters: Mapping[str, Any] | None = None,
+) -> Provisioned:
+    """Create every supported resource of ``template`` in ``engines``; returns what was made."""
+    resolver = cfn.Resolver(template, parameters=dict(parameters or {}))
+    resolver.pseudo |= {"AWS::Region": REGION, "AWS::AccountId": ACCOUNT}
+    done = Provisioned(resolver)
+    resources = {
+        name: resource
+        for name, resource in template["Resources"].items()
+        if "Condition" not in resource or resolver.condition(resource["Condition"])
+    }
+    for name, resource in resources.items():
+        _predict(done, name, resource["Type"])
+    creators = _Creators(engines, done, state_dir)
+    order = TopologicalSorter(
+        {name: cfn.references(r.get("Properties", {})) & resources.keys() for name, r in resources.items()}
+    )
+    for name in order.static_order():
+        create = creators.for_type(resources[name]["Type"])
+        if create is not None:
+            create(name, resolver.resolve(resources[name].get("Properties", {})))
+            done.kinds[name] = resources[name]["Type"]
+    return done
+
+
+def _predict(done: Provisioned, name: str, kind: str) -> None:
+    # Refs and ARNs known before anything is created (functions are never created, secrets are
+    # local values); creating a resource overwrites its prediction with what the engine says.
+    region_account = f"{REGION}:{ACCOUNT}"
+    if kind == "AWS::Serverless::Function":
+        done.resolver.refs[name] = name
+        done.resolver.attributes[(name, "Arn")] = f"arn:aws:lambda:{region_account}:function:{name}"
+    elif kind == "AWS::SecretsManager::Secret":
+        arn = f"arn:aws:secretsmanager:{region_account}:secret:{name}-local"
+        done.resolver.refs[name] = arn
+        done.resolver.attributes[(name, "Id")] = arn
+
+
+class _Creators:
+    def __init__(self, engines: Engines, done: Provisioned, state_dir: Path) -> None:
+        self.engines = engines
+        self.done = done
+        self.state_dir = state_dir
+
+    def for_type(self, kind: str) -> Callable[[str, dict[str, Any]], None] | None:
+        return {
+            "AWS::DynamoDB::Table": self.table,
+            "AWS::SQS::Queue": self.queue,
+            "AWS::Events::EventBus": self.event_bus,
+            "AWS::Events::Rule": self.rule,
+            "AWS::S3::Bucket": self.bucket,
+            "AWS::SecretsManager::Secret": self.secret,
+            "AWS::OpenSearchService::Domain": self.search_domain,
+        }.get(kind)
+
+    def _record(self, name: str, physical: str, ref: str, **attributes: Any) -> None:
+        self.done.names[name] = physical
+        self.done.resolver.refs[name] = ref
+        for attribute, value in attributes.items():
+            self.done.resolver.attributes[(name, attribute)] = value
+
+    def table(self, name: str, props: dict[str, Any]) -> None:
+        dynamodb = self.engines.client("dynamodb")
+        args = cfn.create_table_args(props.get("TableName", name), props)
+        ttl_attribute = args.pop("_ttl_attribute")
+        try:
+            description = dynamodb.create_table(**args)["TableDescription"]
+            dynamodb.get_waiter("table_exists").wait(TableName=args["TableName"], WaiterConfig={"Delay": 1})
+            if ttl_attribute:
+                dynamodb.update_time_to_live(
+                    TableName=args["TableName"],
+                    TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl_attribute},
+                )
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ResourceInUseException":
+                raise
+            description = dynamodb.describe_table(TableName=args["TableName"])["Table"]
+        self._record(
+            name,
+            args["TableName"],
+            args["TableName"],
+            Arn=description["TableArn"],
+            StreamArn=description.get("LatestStreamArn"),
+        )
+
+    def queue(self, name: str, props: dict[str, Any]) -> None:
+        sqs = self.engines.client("sqs")
+        queue_name = props.get("QueueName") or (f"{name}.fifo" if props.get("FifoQueue") else name)
+        attributes = {key: _attribute_text(value) for key, value in props.items() if key in _QUEUE_ATTRIBUTES}
+        url = sqs.create_queue(QueueName=queue_name, Attributes=attributes)["QueueUrl"]
+        arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        self._record(name, queue_name, url, Arn=arn, QueueName=queue_name, QueueUrl=url)
+
+    def event_bus(self, name: str, props: dict[str, Any]) -> None:
+        events = self.engines.client("events")
+        bus = props.get("Name", name)
+        try:
+            arn = events.create_event_bus(Name=bus)["EventBusArn"]
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ResourceAlreadyExistsException":
+                raise
+            arn = events.describe_event_bus(Name=bus)["Arn"]
+        self._record(name, bus, bus, Arn=arn, Name=bus)
+
+    def rule(self, name: str, props: dict[str, Any]) -> None:
+        events = self.engines.client("events")
+        rule = props.get("Name", name)
+        bus = props.get("EventBusName", "default")
+        request: dict[str, Any] = {"Name": rule, "EventBusName": bus, "State": props.get("State", "ENABLED")}
+        if "EventPattern" in props:
+            pattern = props["EventPattern"]
+            request["EventPattern"] = pattern if isinstance(pattern, str) else json.dumps(pattern)
+        if "ScheduleExpression" in props:
+            request["ScheduleExpression"] = props["ScheduleExpression"]
+        arn = events.put_rule(**request)["RuleArn"]
+        targets = []
+        for target in props.get("Targets") or ():
+            if ":sqs:" not in target["Arn"] and ":events:" not in target["Arn"]:
+                # moto would try to call the real service; the local stack only wires queues and buses.
+                log.warning("rule %s: target %s (%s) is not delivered locally", rule, target["Id"], target["Arn"])
+                continue
+            allowed = ("Id", "Arn", "Input", "InputPath", "InputTransformer", "SqsParameters")
+            targets.append({k: v for k, v in target.items() if k in allowed})
+        if targets:
+            events.put_targets(Rule=rule, EventBusName=bus, Targets=targets)
+        self._record(name, rule, rule if bus == "default" else f"{bus}|{rule}", Arn=arn)
+
+    def bucket(self, name: str, props: dict[str, Any]) -> None:
+        s3 = self.engines.client("s3")
+        bucket = props.get("BucketName", name.lower())
+        try:
+            s3.create_bucket(Bucket=bucket)
+        except ClientError as error:
+            if error.response["Error"]["Code"] not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
+                raise
+        self._record(
+            name,
+            bucket,
+            bucket,
+            Arn=f"arn:aws:s3:::{bucket}",
+            DomainName=f"{bucket}.s3.amazonaws.com",
+            RegionalDomainName=f"{bucket}.s3.{REGION}.amazonaws.com",
+        )
+
+    def secret(self, name: str, props: dict[str, Any]) -> None:
+        path = self.state_dir / SECRETS_FILE
+        stored = json.loads(path.read_text()) if path.exists() else {}
+        if name not in stored:
+            # Kept across restarts so cursors signed before a restart still verify.
+            stored[name] = props.get("SecretString") or secrets.token_urlsafe(36)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(stored, indent=2))
+            path.chmod(0o600)
+        self.done.secret_values[name] = stored[name]
+        self.done.names[name] = name
+
+    def search_domain(self, name: str, props: dict[str, Any]) -> None:
+        # A domain in the template resolves to the local search engine: its DomainEndpoint (host:port,
+        # plain HTTP locally) is what a function's SEARCH_* variable would be given.
+        if not self.engines.search_endpoint:
+            log.warning("%s: no local search engine runs, its endpoint stays unresolved", name)
+            return
+        endpoint = self.engines.search_endpoint.removeprefix("http://")
+        domain = props.get("DomainName", name.lower())
+        arn = f"arn:aws:es:{REGION}:{ACCOUNT}:domain/{domain}"
+        self._record(name, domain, domain, Arn=arn, DomainArn=arn, DomainEndpoint=endpoint)
+
+
+def _attribute_text(value: Any) -> str:
+    # SQS attributes are strings: policies as JSON, booleans lower-case.
+    if isinstance(value, dict):
+        return json.dumps(value)
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
+def function_environment(provisioned: Provisioned, props: Mapping[str, Any]) -> dict[str, str]:
+    """A function's environment variables, resolved against the local resources.
+
+    A variable ``NAME_ARN`` that refers to a secret becomes ``NAME`` with the secret's local value.
+    """
+    raw = ((props.get("Environment") or {}).get("Variables")) or {}
+    environment: dict[str, str] = {}
+    for name, value in raw.items():
+        secret = value.get("Ref") if isinstance(value, dict) and set(value) == {"Ref"} else None
+        if secret in provisioned.secret_values and name.endswith("_ARN"):
+            environment[name.removesuffix("_ARN")] = provisioned.secret_values[secret]
+            continue
+        resolved = provisioned.resolver.resolve(value)
+        if resolved is not None:
+            environment[name] = str(resolved).lower() if isinstance(resolved, bool) else str(resolved)
+    return environment

@@ -1,0 +1,451 @@
+"""``make dev``: the whole shopfeed chain on one machine, no Docker, no AWS account.
+
+Starts the engines (DynamoDB Local or moto, a moto server for the rest of AWS, osmem for search),
+creates the template's resources, loads every function in this process, serves the HTTP API, runs
+the template's event source mappings and schedules, seeds demo data through the API and prints
+tokens. Ctrl-C (or SIGTERM) stops it all, child processes included. See docs/local-stack.md.
+"""
+
+import argparse
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from local import STATE_DIR, cfn, engines, seed
+from local.auth import AUDIENCE, JwtAuthorizer, SigningKey, issuer_for
+from local.gateway import ApiGateway
+from local.lambdas import LocalFunction
+from local.provision import Provisioned, function_environment, provision
+from local.queues import QueuePoller, QueueSettings
+from local.schedules import Schedule, Scheduler
+from local.server import LocalPages, LocalServer
+from local.streams import SqsDestination, StreamPoller, StreamSettings
+
+log = logging.getLogger("local.stack")
+
+OPENAPI_FILE = cfn.ROOT / "docs" / "openapi.json"
+# Variables that would point the SDK at a real account or at a profile that may not exist here.
+_FOREIGN_AWS_VARIABLES = ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN")
+
+
+@dataclass
+class Poller:
+    """A running event source mapping, for the stack page."""
+
+    function: str
+    source: str
+    kind: str
+    run: Callable[[], None]
+    stats: Callable[[], Mapping[str, Any]]
+
+
+@dataclass
+class Stack:
+    """Everything started after the engines, and how to stop it."""
+
+    engines: engines.Engines
+    provisioned: Provisioned
+    functions: dict[str, LocalFunction]
+    unloaded: dict[str, str]  # function -> why it is not running
+    server: LocalServer
+    pollers: list[Poller]
+    scheduler: Scheduler
+    stop_event: threading.Event
+    run_schedules: bool
+    base_url: str
+    threads: list[threading.Thread] = field(default_factory=list)
+
+    def start(self) -> None:
+        self._thread("http", self.server.serve_forever)
+        for poller in self.pollers:
+            self._thread(f"{poller.function}<-{poller.source}", poller.run)
+        if self.run_schedules:
+            self._thread("schedules", self.scheduler.run)
+
+    def _thread(self, name: str, target: Callable[[], None]) -> None:
+        thread = threading.Thread(target=target, name=name, daemon=True)
+        thread.start()
+        self.threads.append(thread)
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        self.server.shutdown()
+        self.server.server_close()
+        for thread in self.threads:
+            thread.join(timeout=15)  # an invocation in flight finishes first
+            if thread.is_alive():
+                log.warning("%s did not stop in time", thread.name)
+
+    def peek_queue(self, logical_id: str) -> list[Any] | None:
+        """Up to ten messages of a template queue, left on it (bodies parsed when JSON); None: no such queue.
+
+        Each peek counts as a receive: on a queue with a redrive policy it moves messages closer to
+        the dead-letter queue.
+        """
+        if self.provisioned.kinds.get(logical_id) != "AWS::SQS::Queue":
+            return None
+        url = self.provisioned.resolver.attributes[(logical_id, "QueueUrl")]
+        page = self.engines.client("sqs").receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=0)
+        return [_json_or_text(m["Body"]) for m in page.get("Messages", [])]
+
+    def describe(self) -> dict[str, Any]:
+        """The stack page (``GET /__local/stack``): endpoints, resources, functions, pollers."""
+        resolver = self.provisioned.resolver
+        return {
+            "api": self.base_url,
+            "dynamodb_engine": self.engines.dynamodb_engine,
+            "endpoints": {
+                "aws": self.engines.aws_endpoint,
+                "dynamodb": self.engines.dynamodb_endpoint,
+                "search": self.engines.search_endpoint,
+            },
+            "environment": {k: v for k, v in self.engines.environment().items() if k.startswith("AWS_ENDPOINT_URL")},
+            "processes": {"stack": os.getpid(), **self.engines.processes()},
+            "resources": {
+                logical: {
+                    "type": kind,
+                    "name": self.provisioned.names.get(logical),
+                    **{attr: value for (owner, attr), value in resolver.attributes.items() if owner == logical},
+                }
+                for logical, kind in self.provisioned.kinds.items()
+                if kind != "AWS::SecretsManager::Secret"
+            },
+            "functions": {
+                **{name: {"loaded": True} for name in self.functions},
+                **{name: {"loaded": False, "reason": reason} for name, reason in self.unloaded.items()},
+            },
+            "pollers": [
+                {"function": p.function, "source": p.source, "type": p.kind, "stats": dict(p.stats())}
+                for p in self.pollers
+            ],
+            "schedules": self.scheduler.describe(),
+        }
+
+
+def build(args: argparse.Namespace, running: engines.Engines, stop: threading.Event) -> tuple[Stack, SigningKey]:
+    """Provision, load the functions and wire the API, pollers and schedules (nothing runs yet)."""
+    template = cfn.load()
+    issuer = issuer_for(args.port)
+    # The template's external-issuer parameters point its authorizer at the local identity provider.
+    parameters = {"JwtIssuer": issuer, "JwtAudience": AUDIENCE, **dict(args.parameter)}
+    provisioned = provision(template, running, args.state_dir, parameters)
+    resolver = provisioned.resolver
+
+    functions, unloaded = _load_functions(template, provisioned)
+    routes = cfn.http_api_routes(template)
+    signing_key = SigningKey.load_or_create(args.state_dir)
+    gateway = ApiGateway(
+        routes,
+        {name: fn.invoke for name, fn in functions.items()},
+        _authorizers(template, resolver, signing_key),
+    )
+    pollers: list[Poller] = []
+    schedules: list[Schedule] = []
+    for name, function in functions.items():
+        for event_name, event in (cfn.function_properties(name, template).get("Events") or {}).items():
+            props = resolver.resolve(event.get("Properties") or {})
+            kind = event["Type"]
+            if kind == "DynamoDB":
+                pollers.append(_stream_poller(function, props, provisioned, running, stop))
+            elif kind == "SQS":
+                pollers.append(_queue_poller(function, props, provisioned, running, stop))
+            elif kind in ("Schedule", "ScheduleV2"):
+                schedules.append(Schedule.from_event(function, event_name, kind, props))
+            elif kind != "HttpApi":
+                log.warning("%s: %s events (%s) are not run locally", name, kind, event_name)
+
+    base_url = f"http://127.0.0.1:{args.port}"
+    scheduler = Scheduler(schedules, stop)
+    ready = threading.Event()
+    pages = LocalPages(ready, issuer, signing_key, lambda: {}, scheduler, OPENAPI_FILE, base_url)
+    server = LocalServer(("127.0.0.1", args.port), gateway, pages)
+    stack = Stack(running, provisioned, functions, unloaded, server, pollers, scheduler, stop, args.schedules, base_url)
+    pages.describe = stack.describe
+    pages.peek_queue = stack.peek_queue
+    return stack, signing_key
+
+
+def _json_or_text(body: str) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        return body
+
+
+def _load_functions(
+    template: Mapping[str, Any], provisioned: Provisioned
+) -> tuple[dict[str, LocalFunction], dict[str, str]]:
+    resolver = provisioned.resolver
+    names = [
+        name
+        for name, resource in template["Resources"].items()
+        if resource["Type"] == "AWS::Serverless::Function"
+        and ("Condition" not in resource or resolver.condition(resource["Condition"]))
+    ]
+    properties = {name: cfn.function_properties(name, template) for name in names}
+    environment: dict[str, str] = {}
+    owners: dict[str, str] = {}
+    for name in names:
+        for variable, value in function_environment(provisioned, properties[name]).items():
+            if variable in environment and environment[variable] != value:
+                # One process hosts every function, so they share one environment.
+                raise SystemExit(
+                    f"{owners[variable]} and {name} set {variable} to different values; the local stack "
+                    "runs every function in one process and cannot give them both"
+                )
+            environment[variable], owners[variable] = value, name
+    os.environ.update(environment)
+
+    functions: dict[str, LocalFunction] = {}
+    unloaded: dict[str, str] = {}
+    for name in names:
+        props = resolver.resolve(properties[name])
+        for layer in props.get("Layers") or ():
+            _add_layer(template, layer)
+        if not str(props.get("Runtime", "")).startswith("python"):
+            unloaded[name] = f"runtime {props.get('Runtime')} is not run locally"
+            continue
+        try:
+            functions[name] = LocalFunction.load(
+                name,
+                cfn.ROOT / props["CodeUri"],
+                props["Handler"],
+                timeout_s=float(props.get("Timeout", 3)),
+                memory_mb=int(props.get("MemorySize", 128)),
+                region=engines.REGION,
+            )
+        except (FileNotFoundError, ImportError) as error:
+            unloaded[name] = str(error)
+            log.warning("%s is not loaded: %s", name, error)
+    return functions, unloaded
+
+
+def _add_layer(template: Mapping[str, Any], layer: str) -> None:
+    # Lambda puts a Python layer's content on sys.path (/opt/python); locally that is its ContentUri.
+    resource = template["Resources"].get(layer) or {}
+    if resource.get("Type") == "AWS::Serverless::LayerVersion":
+        path = str(cfn.ROOT / resource["Properties"]["ContentUri"])
+        if path not in sys.path:
+            sys.path.insert(0, path)
+
+
+def _authorizers(template: Mapping[str, Any], resolver: cfn.Resolver, key: SigningKey) -> dict[str, JwtAuthorizer]:
+    authorizers = {}
+    for resource in template["Resources"].values():
+        if resource["Type"] != "AWS::Serverless::HttpApi":
+            continue
+        auth = resolver.resolve((resource.get("Properties") or {}).get("Auth") or {})
+        for name, spec in (auth.get("Authorizers") or {}).items():
+            jwt_config = spec.get("JwtConfiguration")
+            if jwt_config is None:
+                log.warning("authorizer %s is not a JWT authorizer: its routes answer 401 locally", name)
+                continue
+            authorizers[name] = JwtAuthorizer(
+                issuer=jwt_config["issuer"],
+                audiences=jwt_config.get("audience") or [],
+                keys={key.kid: key.public_key},
+                identity_source=spec.get("IdentitySource", "$request.header.Authorization"),
+            )
+    return authorizers
+
+
+def _stream_poller(
+    function: LocalFunction,
+    props: Mapping[str, Any],
+    provisioned: Provisioned,
+    running: engines.Engines,
+    stop: threading.Event,
+) -> Poller:
+    settings = StreamSettings.from_event(props)
+    table = provisioned.logical_id_of(props["Stream"]) or props["Stream"]
+    destination = None
+    if settings.on_failure:
+        target = provisioned.logical_id_of(settings.on_failure) or settings.on_failure
+        if ":sqs:" in settings.on_failure:
+            destination = SqsDestination(running.client("sqs"), provisioned.queue_url(settings.on_failure), target)
+        else:
+            log.warning("%s: OnFailure destination %s is not delivered locally (SQS only)", function.name, target)
+    poller = StreamPoller(
+        function=function,
+        stream_arn=props["Stream"],
+        settings=settings,
+        streams=running.client("dynamodbstreams"),
+        destination=destination,
+        region=engines.REGION,
+        source_name=f"{table} stream",
+        stop=stop,
+    )
+    return Poller(function.name, f"{table} stream", "DynamoDB", poller.run, lambda: vars(poller.stats))
+
+
+def _queue_poller(
+    function: LocalFunction,
+    props: Mapping[str, Any],
+    provisioned: Provisioned,
+    running: engines.Engines,
+    stop: threading.Event,
+) -> Poller:
+    queue = provisioned.logical_id_of(props["Queue"]) or props["Queue"]
+    poller = QueuePoller(
+        function=function,
+        queue_url=provisioned.queue_url(props["Queue"]),
+        queue_arn=props["Queue"],
+        settings=QueueSettings.from_event(props),
+        sqs=running.client("sqs"),
+        region=engines.REGION,
+        source_name=str(queue),
+        stop=stop,
+    )
+    return Poller(function.name, str(queue), "SQS", poller.run, lambda: vars(poller.stats))
+
+
+def banner(stack: Stack, key: SigningKey, issuer: str, seeded: list[str], elapsed: float) -> str:
+    """What `make dev` prints once ready: URLs, engines, functions, and tokens to paste."""
+    url = stack.base_url
+    tokens = [
+        ("TOKEN", f"demo user {seed.DEMO_USER}", key.mint(issuer, seed.DEMO_USER)),
+        ("ADMIN_TOKEN", f"admin {seed.ADMIN_USER}", key.mint(issuer, seed.ADMIN_USER, ["admin"])),
+        ("OPS_TOKEN", f"ops {seed.OPS_USER}", key.mint(issuer, seed.OPS_USER, ["ops"])),
+    ]
+    routes = len(cfn.http_api_routes())
+    lines = [
+        "",
+        f"shopfeed local stack ready in {elapsed:.1f} s",
+        f"  API          {url}  ({routes} routes of template.yaml)",
+        f"  OpenAPI      {url}/__local/openapi.json",
+        f"  Swagger UI   {url}/__local/docs",
+        f"  Stack        {url}/__local/stack",
+        f"  DynamoDB     {stack.engines.dynamodb_engine} at {stack.engines.dynamodb_endpoint}",
+        f"  AWS (moto)   {stack.engines.aws_endpoint}  (EventBridge, SQS, S3)",
+        f"  Search       {stack.engines.search_endpoint or 'not running'}",
+    ]
+    queues = [name for name, kind in stack.provisioned.kinds.items() if kind == "AWS::SQS::Queue"]
+    if queues:
+        lines.append(f"  Queues       {', '.join(queues)}: peek at {url}/__local/queues/<name>")
+    for poller in stack.pollers:
+        lines.append(f"  Consumer     {poller.function} <- {poller.source}")
+    for schedule in stack.scheduler.schedules:
+        run = "on its rate and " if stack.run_schedules and schedule.rate_s else ""
+        lines.append(
+            f"  Schedule     {schedule.function.name} {schedule.expression}: runs {run}on "
+            f"POST {url}/__local/schedules/{schedule.function.name}"
+        )
+    for name, reason in stack.unloaded.items():
+        lines.append(f"  Not running  {name}: {reason}")
+    if seeded:
+        lines.append(f"  Seed         {'; '.join(seeded)}")
+    lines += ["", f"Tokens (valid 12 h; iss {issuer}, aud {AUDIENCE}; more: make token SUB=... GROUPS=...):"]
+    for variable, who, token in tokens:
+        lines += [f"  # {who}", f"  export {variable}={token}"]
+    product = seed.PRODUCTS[0]
+    line = {"product_id": product["product_id"], "quantity": 1, "unit_price": product["price"]}
+    lines += [
+        "",
+        "Try:",
+        f'  curl -s {url}/products/{product["product_id"]} -H "Authorization: Bearer $TOKEN"',
+        f'  curl -s -X POST {url}/orders -H "Authorization: Bearer $TOKEN" -H "Idempotency-Key: try-1" \\',
+        f"       -H 'content-type: application/json' -d '{json.dumps({'lines': [line]}, separators=(',', ':'))}'",
+    ]
+    rules = cfn.resources("AWS::Events::Rule").values()
+    for queue in sorted(set(queues) & cfn.references([r["Properties"].get("Targets") for r in rules])):
+        lines.append(f"  curl -s {url}/__local/queues/{queue}   # the events a rule delivered there")
+    lines += ["", "Ctrl-C stops everything.", ""]
+    return "\n".join(lines)
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m local.stack", description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "3000")), help="API port ($PORT)")
+    parser.add_argument("--engine", choices=("ddblocal", "moto"), default="ddblocal", help="what serves DynamoDB")
+    parser.add_argument("--dynamodb-endpoint", help="use this running DynamoDB (e.g. a persistent DynamoDB Local)")
+    parser.add_argument("--no-seed", dest="seed", action="store_false", help="skip the demo data")
+    parser.add_argument("--no-search", dest="search", action="store_false", help="do not start the search engine")
+    parser.add_argument("--schedules", action="store_true", help="also run rate(...) schedules on their rate")
+    parser.add_argument(
+        "--parameter",
+        action="append",
+        default=[],
+        type=lambda text: tuple(text.split("=", 1)),
+        metavar="KEY=VALUE",
+        help="template parameter override (repeatable), e.g. LogLevel=DEBUG",
+    )
+    parser.add_argument("--state-dir", type=Path, default=STATE_DIR, help="keys, secrets and logs (.local-stack/)")
+    return parser.parse_args(argv)
+
+
+class _Formatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        record.component = record.name.removeprefix("local.")
+        return super().format(record)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(_Formatter("%(asctime)s %(component)-10s %(message)s", "%H:%M:%S"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
+    for noisy in ("botocore", "urllib3"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    # Powertools warns on every invocation that adds no metric; Lambda buries that in a log stream,
+    # here it would drown the console.
+    warnings.filterwarnings("ignore", message="No application metrics to publish")
+
+    started = time.monotonic()
+    stop = threading.Event()
+    serving = threading.Event()
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        stop.set()
+        if not serving.is_set():
+            raise KeyboardInterrupt  # abort the startup; the finally blocks stop what started
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+
+    for variable in _FOREIGN_AWS_VARIABLES:
+        os.environ.pop(variable, None)
+    running = engines.start(args.state_dir, args.engine, args.search, args.dynamodb_endpoint)
+    stack: Stack | None = None
+    exit_code = 0
+    try:
+        os.environ.update(running.environment())
+        stack, key = build(args, running, stop)
+        stack.start()
+        serving.set()
+        seeded = seed.seed(stack.base_url, *_seed_tokens(key, issuer_for(args.port))) if args.seed else []
+        stack.server.pages.ready.set()
+        print(banner(stack, key, issuer_for(args.port), seeded, time.monotonic() - started), flush=True)
+        while not stop.wait(1.0):
+            if dead := running.dead():
+                log.error("%s exited; stopping the stack", ", ".join(dead))
+                exit_code = 1
+                break
+    except KeyboardInterrupt:
+        pass
+    except seed.SeedFailed as error:
+        log.error("%s", error)
+        exit_code = 1
+    finally:
+        log.info("stopping")
+        if stack is not None:
+            stack.stop()
+        running.stop()
+        log.info("stopped")
+    return exit_code
+
+
+def _seed_tokens(key: SigningKey, issuer: str) -> tuple[str, str]:
+    return key.mint(issuer, seed.DEMO_USER), key.mint(issuer, seed.ADMIN_USER, ["admin"])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

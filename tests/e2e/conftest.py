@@ -1,0 +1,230 @@
+"""End to end: the whole local stack (``python -m local.stack``) in a subprocess, driven over HTTP.
+
+One stack per session, on free ports with its own state directory, so it never meets a developer's
+running ``make dev``. It is stopped with SIGINT, as Ctrl-C would, and the teardown checks that none
+of its child processes (DynamoDB Local, moto, osmem) outlived it.
+"""
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+import requests
+
+from local.auth import SigningKey, issuer_for
+from local.cfn import ROOT
+from local.dynamodb_local import free_port
+
+STARTUP_TIMEOUT_S = 120  # DynamoDB Local takes ~2 s; a loaded CI machine, much more
+EVENT_TIMEOUT_S = 20
+
+
+@dataclass
+class LocalStack:
+    """The running stack: its URL, its token key and issuer, and what its stack page reports."""
+
+    url: str
+    process: "subprocess.Popen[bytes]"
+    state_dir: Path
+    log: Path
+    http: requests.Session = field(default_factory=requests.Session)
+
+    @property
+    def issuer(self) -> str:
+        return issuer_for(int(self.url.rsplit(":", 1)[1]))
+
+    def token(self, sub: str, *groups: str) -> str:
+        return SigningKey.load_or_create(self.state_dir).mint(self.issuer, sub, groups)
+
+    def page(self) -> dict[str, Any]:
+        return dict(self.http.get(f"{self.url}/__local/stack", timeout=10).json())
+
+    def aws(self, service: str) -> Any:
+        """A boto3 client of the stack's moto server."""
+        return boto3.client(
+            service,  # type: ignore[call-overload]
+            endpoint_url=self.page()["endpoints"]["aws"],
+            region_name="us-east-1",
+            aws_access_key_id="local",
+            aws_secret_access_key="local",
+        )
+
+    def dynamodb(self) -> Any:
+        """A boto3 DynamoDB client of the stack's engine (to write what the API never would)."""
+        return boto3.client(
+            "dynamodb",
+            endpoint_url=self.page()["endpoints"]["dynamodb"],
+            region_name="us-east-1",
+            aws_access_key_id="local",
+            aws_secret_access_key="local",
+        )
+
+    def log_tail(self) -> str:
+        return self.log.read_text(errors="replace")[-4000:]
+
+
+@dataclass
+class Client:
+    """Requests to the stack's API as one user."""
+
+    stack: LocalStack
+    token: str | None
+
+    def request(self, method: str, path: str, **options: Any) -> requests.Response:
+        headers = dict(options.pop("headers", None) or {})
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        return self.stack.http.request(method, self.stack.url + path, headers=headers, timeout=30, **options)
+
+    def get(self, path: str, **options: Any) -> requests.Response:
+        return self.request("GET", path, **options)
+
+    def post(self, path: str, **options: Any) -> requests.Response:
+        return self.request("POST", path, **options)
+
+
+class EventInbox:
+    """Everything a queue received during the session (tests share the queues), as parsed JSON bodies."""
+
+    def __init__(self, sqs: Any, queue_url: str) -> None:
+        self._sqs, self._url = sqs, queue_url
+        self.events: list[dict[str, Any]] = []
+
+    def wait_for(
+        self, predicate: Callable[[dict[str, Any]], bool], count: int = 1, timeout_s: float = EVENT_TIMEOUT_S
+    ) -> list[dict[str, Any]]:
+        """The received messages that match, once ``count`` of them arrived (or the timeout passed)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            found = [e for e in self.events if predicate(e)]
+            if len(found) >= count or time.monotonic() > deadline:
+                return found
+            self._receive()
+
+    def _receive(self) -> None:
+        page = self._sqs.receive_message(QueueUrl=self._url, MaxNumberOfMessages=10, WaitTimeSeconds=1)
+        for message in page.get("Messages", []):
+            self.events.append(json.loads(message["Body"]))
+            self._sqs.delete_message(QueueUrl=self._url, ReceiptHandle=message["ReceiptHandle"])
+
+
+def _start(state_dir: Path) -> LocalStack:
+    port = free_port()
+    log = state_dir / "stack.log"
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")} | {"PYTHONUNBUFFERED": "1"}
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "local.stack", "--port", str(port), "--state-dir", str(state_dir)],
+            cwd=ROOT,
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+    stack = LocalStack(f"http://127.0.0.1:{port}", process, state_dir, log)
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"the local stack exited with {process.returncode}:\n{stack.log_tail()}", pytrace=False)
+        with contextlib.suppress(requests.RequestException):
+            if stack.http.get(f"{stack.url}/__local/health", timeout=2).status_code == 200:
+                return stack
+        time.sleep(0.2)
+    _stop(stack)
+    pytest.fail(f"the local stack was not ready within {STARTUP_TIMEOUT_S} s:\n{stack.log_tail()}", pytrace=False)
+
+
+def _stop(stack: LocalStack) -> int:
+    stack.process.send_signal(signal.SIGINT)
+    try:
+        return stack.process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        stack.process.kill()
+        stack.process.wait()
+        return -9
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.fixture(scope="session")
+def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+    stack = _start(tmp_path_factory.mktemp("local-stack"))
+    children = {name: pid for name, pid in stack.page()["processes"].items() if name != "stack"}
+    stack.http.close()
+    yield stack
+    code = _stop(stack)
+    assert code == 0, f"the local stack exited with {code}:\n{stack.log_tail()}"
+    deadline = time.monotonic() + 10
+    while (orphans := [n for n, pid in children.items() if _alive(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not orphans, f"still running after the stack stopped: {orphans}"
+
+
+@pytest.fixture(scope="session")
+def inbox(local_stack: LocalStack) -> EventInbox:
+    resources = local_stack.page()["resources"]
+    return EventInbox(local_stack.aws("sqs"), resources["OrderEventsQueue"]["QueueUrl"])
+
+
+@pytest.fixture(scope="session")
+def dead_letters(local_stack: LocalStack) -> EventInbox:
+    """What the commerce stream's OnFailure destination received."""
+    resources = local_stack.page()["resources"]
+    return EventInbox(local_stack.aws("sqs"), resources["CommerceStreamDLQ"]["QueueUrl"])
+
+
+@pytest.fixture
+def anonymous(local_stack: LocalStack) -> Client:
+    return Client(local_stack, None)
+
+
+@pytest.fixture
+def customer(local_stack: LocalStack) -> Client:
+    """A user of its own, registered through the API."""
+    user = f"U-E2E-{uuid.uuid4().hex[:8]}"
+    client = Client(local_stack, local_stack.token(user))
+    registered = client.post("/users", json={"email": f"{user.lower()}@example.com", "name": "E2E Customer"})
+    assert registered.status_code == 201, registered.text
+    return client
+
+
+@pytest.fixture
+def admin(local_stack: LocalStack) -> Client:
+    return Client(local_stack, local_stack.token("U-ADMIN", "admin"))
+
+
+@pytest.fixture
+def ops(local_stack: LocalStack) -> Client:
+    return Client(local_stack, local_stack.token("U-OPS", "ops"))
+
+
+@pytest.fixture
+def product(admin: Client) -> dict[str, Any]:
+    """A product of its own, created by the admin through the API (price 2500 EUR, stock 10)."""
+    body = {
+        "product_id": f"P-E2E-{uuid.uuid4().hex[:8].upper()}",
+        "name": "E2E Mug",
+        "category": "kitchen",
+        "price": {"amount": 2500, "currency": "EUR"},
+        "available": 10,
+    }
+    created = admin.post("/products", json=body)
+    assert created.status_code == 201, created.text
+    return dict(created.json())

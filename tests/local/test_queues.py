@@ -1,0 +1,122 @@
+"""SQS pollers: batches, partial batch responses and filters, as Lambda's SQS event source does them."""
+
+import json
+from typing import Any
+
+import boto3
+import pytest
+from aws_lambda_powertools.utilities.parser.models import SqsModel
+
+from local.filtering import filter_patterns
+from local.lambdas import LocalFunction
+from local.queues import QueuePoller, QueueSettings
+
+
+class Jobs:
+    """A queue with a dead-letter queue after two receives, and a consumer of its messages."""
+
+    def __init__(self) -> None:
+        self.sqs = boto3.client("sqs")
+        dlq = self.sqs.create_queue(QueueName="JobsDLQ")["QueueUrl"]
+        self.dlq_arn = self.sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"][
+            "QueueArn"
+        ]
+        self.dlq_url = dlq
+        redrive = json.dumps({"deadLetterTargetArn": self.dlq_arn, "maxReceiveCount": 2})
+        # A zero visibility timeout makes a failed message visible again at once, so a test needs no wait.
+        self.url = self.sqs.create_queue(
+            QueueName="Jobs", Attributes={"VisibilityTimeout": "0", "RedrivePolicy": redrive}
+        )["QueueUrl"]
+        self.arn = self.sqs.get_queue_attributes(QueueUrl=self.url, AttributeNames=["QueueArn"])["Attributes"][
+            "QueueArn"
+        ]
+        self.batches: list[list[str]] = []
+        self.events: list[dict[str, Any]] = []
+
+    def send(self, *bodies: str) -> None:
+        for body in bodies:
+            self.sqs.send_message(QueueUrl=self.url, MessageBody=body)
+
+    def consume(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
+        """Fails the messages whose body says "fail"; raises on "raise"."""
+        self.events.append(event)
+        self.batches.append([r["body"] for r in event["Records"]])
+        if any(r["body"] == "raise" for r in event["Records"]):
+            raise RuntimeError("poison message")
+        return {
+            "batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["Records"] if r["body"] == "fail"]
+        }
+
+    def poller(self, settings: QueueSettings) -> QueuePoller:
+        function = LocalFunction("JobsConsumer", self.consume)
+        return QueuePoller(function=function, queue_url=self.url, queue_arn=self.arn, settings=settings, sqs=self.sqs)
+
+    def depth(self, url: str) -> int:
+        attributes = self.sqs.get_queue_attributes(
+            QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+        )["Attributes"]
+        return int(attributes["ApproximateNumberOfMessages"]) + int(attributes["ApproximateNumberOfMessagesNotVisible"])
+
+
+@pytest.fixture
+def jobs(aws: None) -> Jobs:
+    return Jobs()
+
+
+def test_messages_reach_the_consumer_as_lambda_shapes_them_and_are_deleted(jobs: Jobs) -> None:
+    # given two messages
+    jobs.send("one", "two")
+
+    # when the poller runs
+    jobs.poller(QueueSettings(batch_size=10)).poll()
+
+    # then one event carries both, valid for Powertools' model of Lambda's SQS event, and the queue is empty
+    (event,) = jobs.events
+    SqsModel.model_validate(event)
+    assert sorted(jobs.batches[0]) == ["one", "two"]
+    record = event["Records"][0]
+    assert record["eventSource"] == "aws:sqs"
+    assert record["eventSourceARN"] == jobs.arn
+    assert record["attributes"]["ApproximateReceiveCount"] == "1"
+    assert jobs.depth(jobs.url) == 0
+
+
+def test_only_reported_failures_stay_on_the_queue(jobs: Jobs) -> None:
+    # given one good and one failing message, with ReportBatchItemFailures
+    jobs.send("ok", "fail")
+    poller = jobs.poller(QueueSettings(report_batch_item_failures=True))
+
+    # when the poller runs once
+    poller.poll()
+
+    # then only the failed message is left for redelivery
+    assert jobs.depth(jobs.url) == 1
+    poller.poll()
+    assert jobs.batches[-1] == ["fail"]
+
+
+def test_a_function_error_leaves_every_message_until_the_redrive_policy_moves_them(jobs: Jobs) -> None:
+    # given a poison message next to a good one
+    jobs.send("raise", "ok")
+    poller = jobs.poller(QueueSettings(report_batch_item_failures=True))
+
+    # when the poller runs until the queue is empty (each message may be received twice)
+    for _ in range(5):
+        poller.poll()
+
+    # then both went to the dead-letter queue after their receives: a function error fails the batch
+    assert jobs.depth(jobs.url) == 0
+    assert jobs.depth(jobs.dlq_url) == 2
+
+
+def test_filtered_out_messages_are_deleted_without_invoking(jobs: Jobs) -> None:
+    # given a filter on the JSON body
+    jobs.send(json.dumps({"kind": "wanted"}), json.dumps({"kind": "other"}), "not json")
+    criteria = {"Filters": [{"Pattern": '{"body": {"kind": ["wanted"]}}'}]}
+
+    # when the poller runs
+    jobs.poller(QueueSettings(filters=filter_patterns(criteria))).poll()
+
+    # then only the wanted message was delivered, and none is left
+    assert jobs.batches == [[json.dumps({"kind": "wanted"})]]
+    assert jobs.depth(jobs.url) == 0
