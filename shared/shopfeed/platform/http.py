@@ -22,7 +22,9 @@ from shopfeed.platform.versioning import etag
 
 def _problem(status: HTTPStatus, body: dict[str, Any]) -> Response[Any]:
     # Powertools serialises dict bodies only for application/json; problem+json is encoded here.
-    return Response(status_code=int(status), content_type=problems.PROBLEM_JSON, body=json.dumps(body))
+    return Response(
+        status_code=int(status), content_type=problems.PROBLEM_JSON, body=json.dumps(body, separators=(",", ":"))
+    )
 
 
 def _domain_problem(error: DomainError) -> Response[Any]:
