@@ -1,13 +1,14 @@
 """Integration layer: handlers and repositories against moto, tables built from template.yaml."""
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from moto import mock_aws
 
 from shopfeed.platform import clients
+from tests.integration.outbox_support import CommerceStream, Subscriber, create_event_bus_with_subscriber
 from tests.support.client import ApiClient
+from tests.support.factories import create_product
 from tests.support.tables import create_tables
 
 
@@ -35,9 +36,21 @@ def ops(commerce_api: ApiClient) -> ApiClient:
     return commerce_api.as_user("U-OPS", "ops")
 
 
-def table_items(table: str = "CommerceTable") -> list[dict[str, Any]]:
-    """Every item of a table (a Scan: tests only)."""
-    from shopfeed.platform import dynamo
+# -- the outbox chain: a bus with the template's subscriber rule, and the table's stream ------------
 
-    pages = clients.dynamodb().get_paginator("scan").paginate(TableName=table)
-    return [dynamo.deserialize(item) for page in pages for item in page["Items"]]
+
+@pytest.fixture
+def subscriber(aws: None, monkeypatch: pytest.MonkeyPatch) -> Subscriber:
+    subscriber = create_event_bus_with_subscriber()
+    monkeypatch.setenv("EVENT_BUS_NAME", subscriber.bus_name)
+    return subscriber
+
+
+@pytest.fixture
+def stream(aws: None) -> CommerceStream:
+    return CommerceStream()
+
+
+@pytest.fixture
+def shop(admin: ApiClient) -> None:
+    create_product(admin, "P-RED-TSHIRT", available=100)

@@ -16,9 +16,9 @@ from local.cfn import Resolver, load, resources
 from shopfeed.commerce import events, items
 from shopfeed.commerce.models import OutboxEvent
 from shopfeed.platform import clients, dynamo, streams
-from tests.integration.conftest import table_items
 from tests.support.client import ApiClient, LambdaContext
 from tests.support.factories import line, placed_order
+from tests.support.tables import table_items
 from tests.unit.builders import euros, order
 
 STREAM_FUNCTION = LambdaContext(

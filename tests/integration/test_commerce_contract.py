@@ -30,7 +30,7 @@ from shopfeed.platform.errors import (
     UnknownProducts,
 )
 from shopfeed.platform.idempotency import StoredResponse
-from tests.integration.conftest import table_items
+from tests.support.tables import table_items
 from tests.unit.builders import (
     MONTH,
     NEXT_MONTH,

@@ -4,9 +4,9 @@ from typing import Any
 
 import pytest
 
-from tests.integration.conftest import table_items
 from tests.support.client import Answer, ApiClient
 from tests.support.factories import idempotency_key, if_match, line, order_body, product_body, user_body
+from tests.support.tables import table_items
 
 ORDER_ID = "01J00000000000000000000000"
 

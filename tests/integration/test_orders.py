@@ -9,7 +9,6 @@ from shopfeed.commerce import events, items, services
 from shopfeed.commerce.models import MAX_ORDER_LINES, OrderStatus
 from shopfeed.commerce.routes.deps import commerce_store
 from shopfeed.platform.idempotency import ENTITY_TYPE as IDEMPOTENCY_KEY
-from tests.integration.conftest import table_items
 from tests.support.calls import dynamodb_calls
 from tests.support.client import ApiClient
 from tests.support.factories import (
@@ -24,6 +23,7 @@ from tests.support.factories import (
     placed_order,
     seed_order,
 )
+from tests.support.tables import table_items
 
 
 def entities(entity_type: str) -> list[dict[str, Any]]:

@@ -15,7 +15,6 @@ from shopfeed.commerce.models import OutboxEvent
 from shopfeed.platform import clients
 from shopfeed.platform.clock import epoch_seconds, iso
 from shopfeed.platform.publisher import EventBridgePublisher, EventBusUnavailable
-from tests.integration.conftest import table_items
 from tests.integration.outbox_support import (
     STREAM_FUNCTION,
     CommerceStream,
@@ -24,7 +23,6 @@ from tests.integration.outbox_support import (
     PutEventsLog,
     Subscriber,
     batch,
-    create_event_bus_with_subscriber,
     event_at,
     event_id,
     failed_sequence_numbers,
@@ -39,27 +37,11 @@ from tests.integration.outbox_support import (
 )
 from tests.support.apigw import sample
 from tests.support.client import ApiClient
-from tests.support.factories import create_product, line, placed_order
+from tests.support.factories import line, placed_order
+from tests.support.tables import table_items
 from tests.unit.outbox_fakes import InMemoryBus, InMemoryOutbox
 
 RETENTION = timedelta(days=7)  # CommerceStreamSettings.outbox_retention_days's default
-
-
-@pytest.fixture
-def subscriber(aws: None, monkeypatch: pytest.MonkeyPatch) -> Subscriber:
-    subscriber = create_event_bus_with_subscriber()
-    monkeypatch.setenv("EVENT_BUS_NAME", subscriber.bus_name)
-    return subscriber
-
-
-@pytest.fixture
-def stream(aws: None) -> CommerceStream:
-    return CommerceStream()
-
-
-@pytest.fixture
-def shop(admin: ApiClient) -> None:
-    create_product(admin, "P-RED-TSHIRT", available=100)
 
 
 def relay(records: list[dict[str, Any]]) -> dict[str, Any]:

@@ -17,7 +17,6 @@ from tests.integration.outbox_support import (
     EventBridgeRefusals,
     Subscriber,
     batch,
-    create_event_bus_with_subscriber,
     event_at,
     event_id,
     failed_sequence_numbers,
@@ -30,27 +29,10 @@ from tests.integration.outbox_support import (
 )
 from tests.support.apigw import sample
 from tests.support.client import ApiClient
-from tests.support.factories import SteppingClock, create_product
+from tests.support.factories import SteppingClock
 
 # The template's OutboxSweepAfterSeconds default, which OutboxSweeperSettings mirrors.
 SWEEP_AFTER = timedelta(seconds=300)
-
-
-@pytest.fixture
-def subscriber(aws: None, monkeypatch: pytest.MonkeyPatch) -> Subscriber:
-    subscriber = create_event_bus_with_subscriber()
-    monkeypatch.setenv("EVENT_BUS_NAME", subscriber.bus_name)
-    return subscriber
-
-
-@pytest.fixture
-def stream(aws: None) -> CommerceStream:
-    return CommerceStream()
-
-
-@pytest.fixture
-def shop(admin: ApiClient) -> None:
-    create_product(admin, "P-RED-TSHIRT", available=100)
 
 
 @pytest.fixture

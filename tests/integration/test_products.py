@@ -1,6 +1,5 @@
 """Catalog and stock endpoints against moto: create, get, update (If-Match), list by category, restock."""
 
-from tests.integration.conftest import table_items
 from tests.support.calls import dynamodb_calls
 from tests.support.client import ApiClient
 from tests.support.factories import (
@@ -12,6 +11,7 @@ from tests.support.factories import (
     pages,
     product_body,
 )
+from tests.support.tables import table_items
 
 
 def test_create_product_as_admin_answers_201_with_location_and_etag_in_one_write(admin: ApiClient) -> None:

@@ -1,10 +1,10 @@
 """POST /users, GET /users/{user_id} (ECOM-001), PATCH /users/me against moto."""
 
 from shopfeed.commerce import items
-from tests.integration.conftest import table_items
 from tests.support.calls import dynamodb_calls
 from tests.support.client import ApiClient
 from tests.support.factories import if_match, register_user, user_body
+from tests.support.tables import table_items
 
 
 def test_register_creates_my_profile_and_email_guard_in_one_transaction(commerce_api: ApiClient) -> None:

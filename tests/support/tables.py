@@ -3,6 +3,7 @@
 from typing import Any
 
 from local.cfn import table_definitions
+from shopfeed.platform import clients, dynamo
 
 
 def create_tables(client: Any, suffix: str = "") -> dict[str, str]:
@@ -15,3 +16,9 @@ def create_tables(client: Any, suffix: str = "") -> dict[str, str]:
         client.get_waiter("table_exists").wait(TableName=args["TableName"])
         names[logical] = args["TableName"]
     return names
+
+
+def table_items(table: str = "CommerceTable") -> list[dict[str, Any]]:
+    """Every item of a table (a Scan: tests only)."""
+    pages = clients.dynamodb().get_paginator("scan").paginate(TableName=table)
+    return [dynamo.deserialize(item) for page in pages for item in page["Items"]]
