@@ -1,0 +1,6 @@
+"""Benchmarks: ``make bench`` (``python -m bench``) measures and writes docs/benchmarks.md.
+
+What is measured, never asserted: cold-start imports per function against the design's budget,
+DynamoDB round trips and consumed capacity per commerce endpoint, and order throughput against
+DynamoDB Local. Tests prove behaviour; these numbers are for reading and for comparing commits.
+"""

@@ -1,0 +1,74 @@
+"""``python -m bench``: run every benchmark, print the report and save it to docs/benchmarks.md."""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from bench import cold_start, round_trips, throughput
+from bench.machine import Machine
+from bench.stack import commerce_stack
+from local.cfn import ROOT
+
+REPORT = ROOT / "docs" / "benchmarks.md"
+
+
+def _progress(message: str) -> None:
+    print(f"[bench] {message}", file=sys.stderr, flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--runs", type=int, default=9, help="cold-start rounds (each imports every function once)")
+    parser.add_argument("--output", type=Path, default=REPORT, help="where to save the report")
+    args = parser.parse_args()
+
+    started = time.monotonic()
+    machine = Machine.describe()
+    # Cold starts first, before the JVM of DynamoDB Local competes for the CPU.
+    _progress(f"cold-start imports, {args.runs} runs each")
+    imports = cold_start.measure(args.runs)
+    with commerce_stack() as stack:
+        _progress(f"round trips and consumed capacity (DynamoDB Local at {stack.engine})")
+        trips = round_trips.measure(stack)
+        _progress("order throughput")
+        load = throughput.measure(stack)
+
+    report = "\n".join(
+        [
+            "# shopfeed benchmarks",
+            "",
+            "Written by `make bench` (`python -m bench`); numbers are measured, never asserted by tests. "
+            "Re-run it to refresh this file.",
+            "",
+            machine.markdown(),
+            f"- duration: {time.monotonic() - started:.0f} s",
+            "",
+            "## Cold start: importing each function (design §1)",
+            "",
+            cold_start.__doc__ or "",
+            imports.markdown(),
+            "",
+            "## DynamoDB round trips and consumed capacity per request",
+            "",
+            round_trips.__doc__ or "",
+            trips.markdown(),
+            "",
+            "## Order placement throughput (informative)",
+            "",
+            throughput.__doc__ or "",
+            load.markdown(),
+            "",
+        ]
+    )
+    print(report)
+    args.output.write_text(report)
+    _progress(f"saved {args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output}")
+    for measured in imports.over_budget():
+        _progress(f"cold start over budget: {measured.target.label} at {measured.ratio:.2f}×")
+    for measurement in trips.unexpected():
+        _progress(f"unexpected status {measurement.status}: {measurement.route} ({measurement.case})")
+
+
+if __name__ == "__main__":
+    main()

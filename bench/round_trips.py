@@ -1,0 +1,191 @@
+"""DynamoDB round trips and consumed capacity per commerce endpoint, against DynamoDB Local.
+
+Each request runs through the real handler on data seeded first (outside the measurement), so a
+row shows what one request of that kind costs. DynamoDB Local computes capacity from item sizes
+the way DynamoDB does (1 RCU per 4 KB strongly consistent read, half that eventually consistent;
+1 WCU per 1 KB written, twice that inside a transaction; index writes included), except for
+transactions: see bench.meter.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bench.markdown import table, units
+from bench.meter import Meter, Metered
+from bench.stack import Stack
+from local.cfn import http_routes
+from tests.support.client import Answer
+from tests.support.factories import (
+    create_product,
+    idempotency_key,
+    if_match,
+    line,
+    place_order,
+    placed_order,
+    product_body,
+    register_user,
+    user_body,
+)
+
+FUNCTION = "CommerceApiFunction"
+CATEGORY = "bench-tshirts"
+PRODUCTS_IN_CATEGORY = 20
+ORDERS_OF_USER = 30
+
+
+@dataclass(frozen=True)
+class Measurement:
+    route: str  # as the template spells it: "GET /orders/{order_id}"
+    case: str
+    pattern: str
+    expected: int
+    status: int
+    metered: Metered
+
+    @property
+    def round_trips(self) -> int:
+        return len(self.metered.calls)
+
+
+@dataclass
+class RoundTrips:
+    measurements: list[Measurement]
+    unmeasured: list[str]
+
+    def unexpected(self) -> list[Measurement]:
+        return [m for m in self.measurements if m.status != m.expected]
+
+    def markdown(self) -> str:
+        rows = [
+            [
+                f"`{m.route}`",
+                m.case,
+                m.pattern,
+                str(m.status) if m.status == m.expected else f"**{m.status}** (expected {m.expected})",
+                m.round_trips,
+                " + ".join(m.metered.operations) or "–",
+                units(m.metered.units(reads=True)),
+                units(m.metered.units(reads=False)) + (" *" if m.metered.estimated else ""),
+                units(m.metered.index_units()),
+            ]
+            for m in self.measurements
+        ]
+        parts = [
+            table(
+                ["route", "case", "pattern", "status", "round trips", "calls", "RCU", "WCU", "of which indexes"],
+                rows,
+                "llllrlrrr",
+            ),
+            "",
+            "RCU and WCU include the indexes' share. \\* table share of a TransactWriteItems computed from "
+            "the items it wrote (2 WCU per item per started KB), because DynamoDB Local reports 2 for any "
+            "transaction; its index share is DynamoDB Local's. – : DynamoDB reports no capacity for a "
+            "refused write (a cancelled transaction or a failed condition), though it bills the attempt.",
+            f"Data: {PRODUCTS_IN_CATEGORY} products in the listed category, {ORDERS_OF_USER} orders of the "
+            "listing user, orders of one line unless stated; every list asks for its default page size.",
+        ]
+        if self.unmeasured:
+            parts += ["", "Template routes of the function with no row yet: " + ", ".join(self.unmeasured)]
+        return "\n".join(parts)
+
+
+def measure(stack: Stack) -> RoundTrips:
+    api = stack.api
+    admin = api.as_user("U-BENCH-ADMIN", "admin")
+    ops = api.as_user("U-BENCH-OPS", "ops")
+    buyer = api.as_user("U-BENCH-BUYER")
+    newcomer = api.as_user("U-BENCH-NEW")
+    measurements: list[Measurement] = []
+
+    def measure_one(
+        route: str, case: str, request: Callable[[], Answer], *, expected: int = 200, pattern: str = "–"
+    ) -> Answer:
+        with meter.measuring() as metered:
+            answer = request()
+        measurements.append(Measurement(route, case, pattern, expected, answer.status, metered))
+        return answer
+
+    # Seeded outside the measurements.
+    products = [f"P-BENCH-{n:02d}" for n in range(1, PRODUCTS_IN_CATEGORY + 1)]
+    for product_id in products:
+        create_product(admin, product_id, category=CATEGORY, available=100_000)
+    create_product(admin, "P-BENCH-SCARCE", available=1)
+    register_user(buyer)
+    for _ in range(ORDERS_OF_USER):
+        placed_order(buyer, line(products[0]))
+    five_lines = [line(product_id, quantity=2) for product_id in products[:5]]
+    replayed = line(products[4])
+    place_order(buyer, replayed, key="bench-replay")
+
+    with Meter() as meter:
+        measure_one(
+            "POST /users", "register: profile + email guard", lambda: newcomer.post("/users", user_body()), expected=201
+        )
+        measure_one("GET /users/{user_id}", "myself", lambda: buyer.get("/users/me"), pattern="ECOM-001")
+        etag = if_match(buyer.get("/users/me").headers["ETag"])
+        measure_one(
+            "PATCH /users/me", "If-Match current", lambda: buyer.patch("/users/me", {"name": "B"}, headers=etag)
+        )
+        measure_one(
+            "PATCH /users/me",
+            "If-Match stale",
+            lambda: buyer.patch("/users/me", {"name": "C"}, headers=etag),
+            expected=412,
+        )
+
+        new_product = product_body("P-BENCH-NEW", category=CATEGORY)
+        measure_one("POST /products", "create", lambda: admin.post("/products", new_product), expected=201)
+        product = f"/products/{products[1]}"
+        measure_one("GET /products/{product_id}", "one product", lambda: api.get(product))
+        etag = if_match(api.get(product).headers["ETag"])
+        measure_one(
+            "PATCH /products/{product_id}", "rename", lambda: admin.patch(product, {"name": "Renamed"}, headers=etag)
+        )
+        measure_one("GET /products", "category page", lambda: api.get("/products", query={"category": CATEGORY}))
+        measure_one(
+            "POST /products/{product_id}/stock",
+            "restock",
+            lambda: admin.post(f"{product}/stock", {"quantity": 5}, headers=idempotency_key()),
+            expected=201,
+        )
+
+        order = "POST /orders"
+        measure_one(order, "1 line", lambda: place_order(buyer, line(products[3])), expected=201, pattern="ECOM-009")
+        placed = measure_one(
+            order, "5 lines", lambda: place_order(buyer, *five_lines), expected=201, pattern="ECOM-009"
+        )
+        measure_one(
+            order,
+            "replay of a placed order",
+            lambda: place_order(buyer, replayed, key="bench-replay"),
+            expected=201,
+            pattern="ECOM-009",
+        )
+        measure_one(
+            order,
+            "short of stock",
+            lambda: place_order(buyer, line("P-BENCH-SCARCE", quantity=2)),
+            expected=409,
+            pattern="ECOM-009",
+        )
+
+        path = placed.headers["Location"]
+        measure_one("GET /orders/{order_id}", "5 lines", lambda: buyer.get(path), pattern="ECOM-003")
+        measure_one("GET /orders/{order_id}/lines", "5 lines", lambda: buyer.get(f"{path}/lines"), pattern="ECOM-004")
+        measure_one("GET /users/me/orders", "first page", lambda: buyer.get("/users/me/orders"), pattern="ECOM-002")
+        measure_one(
+            "GET /orders",
+            "status Placed, this month: one Query per shard",
+            lambda: ops.get("/orders", query={"status": "Placed"}),
+            pattern="ECOM-005",
+        )
+        measure_one("POST /orders/{order_id}/cancel", "5 lines", lambda: buyer.post(f"{path}/cancel"))
+        measure_one("POST /orders/{order_id}/cancel", "already cancelled", lambda: buyer.post(f"{path}/cancel"))
+
+    measured_routes = {m.route for m in measurements}
+    unmeasured = [
+        f"`{method} {path}`"
+        for method, path, function in http_routes()
+        if function == FUNCTION and f"{method} {path}" not in measured_routes
+    ]
+    return RoundTrips(measurements, unmeasured)

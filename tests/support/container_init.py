@@ -1,0 +1,9 @@
+"""What every container would otherwise load for itself, loaded once in the fork server they start
+from (race.py): the function's modules and the SDK's DynamoDB model. The client is a throwaway with
+dummy credentials, so no container inherits credentials, a region or an endpoint from here."""
+
+import boto3
+
+import functions.commerce_api.app  # noqa: F401  (imported for its side effect: the modules load)
+
+boto3.client("dynamodb", region_name="us-east-1", aws_access_key_id="init", aws_secret_access_key="init")

@@ -1,0 +1,116 @@
+"""Concurrent requests as Lambda serves them: each concurrent request in its own container.
+
+A container here is a process holding its own copy of the function. Threads cannot stand in for
+containers: Powertools' resolver keeps the event it is serving in a class attribute
+(``BaseRouter.current_event``) that every resolver in a process shares, so two threads serving
+requests at once act on each other's events (seen here: one buyer's order sent twice and answered
+once as a replay, another buyer's never sent). A Lambda container serves one request at a time.
+
+Containers fork from a server that loaded the function once (container_init.py), take the test's
+environment, serve a warm-up call, then wait at one barrier, so the calls under test really start
+together and race on DynamoDB, not on Python start-up.
+"""
+
+import multiprocessing
+import os
+import time
+import traceback
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tests.support.client import Answer, ApiClient
+
+# Long enough for a slow CI machine to start every container; a broken one fails the test instead
+# of hanging it.
+_TIMEOUT_SECONDS = 120
+_CONTEXT = multiprocessing.get_context("forkserver")
+_PRELOADED = ["tests.support.container_init", "tests.support.race"]
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request as a client sends it: method, path, JSON body, headers, and who calls."""
+
+    method: str
+    path: str
+    body: Any = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    sub: str | None = "U100"
+    groups: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Served:
+    answer: Answer
+    started: float  # time.monotonic() when the call began: one clock for every process of a machine
+    seconds: float  # the handler call, as the client in the container saw it
+
+
+def all_at_once(calls: Sequence[Call], warm_up: Call | None = None) -> list[Answer]:
+    """Each call in its own container, all released together; answers in the order of ``calls``."""
+    return [served.answer for (served,) in in_containers([[call] for call in calls], warm_up)]
+
+
+def in_containers(shares: Sequence[Sequence[Call]], warm_up: Call | None = None) -> list[list[Served]]:
+    """One container per share, serving its calls one after another; all start together.
+
+    The containers get this process's environment (table, endpoint, settings) as it is now.
+    """
+    _CONTEXT.set_forkserver_preload(_PRELOADED)
+    barrier = _CONTEXT.Barrier(len(shares))
+    results = _CONTEXT.Queue()
+    containers = [
+        _CONTEXT.Process(
+            target=_container,
+            args=(index, list(share), warm_up, dict(os.environ), barrier, results),
+            daemon=True,
+        )
+        for index, share in enumerate(shares)
+    ]
+    for container in containers:
+        container.start()
+    served: dict[int, list[Served]] = {}
+    try:
+        for _ in containers:
+            index, answers, failure = results.get(timeout=_TIMEOUT_SECONDS)
+            if failure:
+                raise AssertionError(f"container {index} failed:\n{failure}")
+            served[index] = answers
+    finally:
+        for container in containers:
+            container.join(timeout=5)
+            if container.is_alive():
+                container.kill()
+    return [served[index] for index in range(len(shares))]
+
+
+def _container(
+    index: int,
+    calls: list[Call],
+    warm_up: Call | None,
+    environment: dict[str, str],
+    barrier: Any,
+    results: Any,
+) -> None:
+    try:
+        os.environ.clear()
+        os.environ.update(environment)
+        # The function's log and metric lines (what Lambda ships to CloudWatch) go nowhere.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        from functions.commerce_api.app import lambda_handler
+
+        if warm_up is not None:
+            _serve(lambda_handler, warm_up)
+        barrier.wait(timeout=_TIMEOUT_SECONDS)
+        results.put((index, [_serve(lambda_handler, call) for call in calls], None))
+    except BaseException:
+        results.put((index, [], traceback.format_exc()))
+        raise
+
+
+def _serve(handler: Any, call: Call) -> Served:
+    client = ApiClient(handler, call.sub, call.groups)
+    started = time.monotonic()
+    answer = client.request(call.method, call.path, call.body, headers=dict(call.headers))
+    return Served(answer, started, time.monotonic() - started)
