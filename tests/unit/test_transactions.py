@@ -1,0 +1,93 @@
+"""TransactWriteItems outcomes DynamoDB Local never produces on demand: conflicts with concurrent
+transactions. botocore's Stubber answers the calls (no network), as DynamoDB would."""
+
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from shopfeed.commerce.repository import CommerceRepository
+from shopfeed.platform import dynamo
+from shopfeed.platform.cursors import CursorCodec
+from shopfeed.platform.errors import Contention
+from tests.unit.builders import NOW, euros, order, placement
+
+ITEMS: list[Any] = [{"ConditionCheck": {"TableName": "T", "Key": {"PK": {"S": "A"}}, "ConditionExpression": "x"}}]
+
+
+@pytest.fixture
+def client() -> Any:
+    return boto3.client("dynamodb", region_name="us-east-1")
+
+
+@pytest.fixture
+def stubbed(client: Any) -> Iterator[Stubber]:
+    with Stubber(client) as stubber:
+        yield stubber
+        stubber.assert_no_pending_responses()
+
+
+@pytest.fixture(autouse=True)
+def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dynamo.time, "sleep", lambda _: None)
+
+
+def cancelled(stubber: Stubber, *codes: str, item: dict[str, Any] | None = None) -> None:
+    reasons: list[dict[str, Any]] = [{"Code": code} for code in codes]
+    if item is not None:
+        reasons[0]["Item"] = item
+    stubber.add_client_error(
+        "transact_write_items",
+        service_error_code="TransactionCanceledException",
+        service_message="Transaction cancelled",
+        modeled_fields={"CancellationReasons": reasons},
+    )
+
+
+def test_a_transaction_that_conflicts_is_retried_until_it_commits(client: Any, stubbed: Stubber) -> None:
+    # given two conflicts with concurrent transactions, then a commit
+    cancelled(stubbed, "TransactionConflict")
+    cancelled(stubbed, "None", "TransactionConflict")
+    stubbed.add_response("transact_write_items", {})
+
+    # when / then: no error, three calls (the stubber fails on a missing or extra call)
+    dynamo.transact_write(client, ITEMS)
+
+
+def test_a_transaction_that_keeps_conflicting_gives_up_after_its_attempts(client: Any, stubbed: Stubber) -> None:
+    # given
+    for _ in range(3):
+        cancelled(stubbed, "TransactionConflict")
+
+    # when / then
+    with pytest.raises(dynamo.TransactionContended):
+        dynamo.transact_write(client, ITEMS, attempts=3)
+
+
+def test_a_failed_condition_is_decisive_and_not_retried(client: Any, stubbed: Stubber) -> None:
+    # given a failed condition next to a conflict: retrying cannot change the condition's answer
+    cancelled(stubbed, "ConditionalCheckFailed", "TransactionConflict", item={"available": {"N": "3"}})
+
+    # when
+    with pytest.raises(dynamo.TransactionCancelled) as raised:
+        dynamo.transact_write(client, ITEMS)
+
+    # then the reasons come back decoded, the item as plain values
+    assert [(r.code, r.item) for r in raised.value.reasons] == [
+        ("ConditionalCheckFailed", {"available": 3}),
+        ("TransactionConflict", None),
+    ]
+
+
+def test_placing_an_order_that_keeps_conflicting_is_a_contention_error(client: Any, stubbed: Stubber) -> None:
+    # given every attempt conflicts (a hot product under a flash sale)
+    placed = order([("P-RED-TSHIRT", 1, euros(1999))])
+    for _ in range(8):
+        cancelled(stubbed, *(["TransactionConflict"] * (2 * len(placed.lines) + 3)))
+    repository = CommerceRepository(client, "CommerceTable", CursorCodec(b"k"))
+
+    # when / then: 409 contention, which tells the client a retry may succeed
+    with pytest.raises(Contention):
+        repository.place_order(*placement(placed), NOW)
