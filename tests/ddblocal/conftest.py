@@ -15,19 +15,14 @@ from local import dynamodb_local
 from shopfeed.platform import clients, dynamo
 from tests.conftest import reset_caches
 from tests.support.client import ApiClient
+from tests.support.engines import running_dynamodb_local
 from tests.support.tables import create_tables
 
 
 @pytest.fixture(scope="session")
 def dynamodb_local_engine() -> Iterator[dynamodb_local.DynamoDBLocal]:
-    # Fail, never skip: `make test` installs the engine, so a missing one is a broken setup that a
-    # skip would hide.
-    reason = dynamodb_local.available()
-    if reason:
-        pytest.fail(f"DynamoDB Local cannot run: {reason}", pytrace=False)
-    engine = dynamodb_local.start()
-    yield engine
-    engine.stop()
+    with running_dynamodb_local() as engine:
+        yield engine
 
 
 @pytest.fixture

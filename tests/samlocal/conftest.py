@@ -29,6 +29,7 @@ from local.samlocal.sam import SamLocal, settings
 from tests.conftest import reset_caches
 from tests.samlocal.helpers import LocalApi, Tables, new_tables
 from tests.support.client import ApiClient
+from tests.support.engines import running_dynamodb_local
 
 
 @pytest.fixture(scope="session")
@@ -41,13 +42,9 @@ def runtime() -> SamLocal:
 
 @pytest.fixture(scope="session")
 def engine(runtime: SamLocal) -> Iterator[dynamodb_local.DynamoDBLocal]:
-    reason = dynamodb_local.available()
-    if reason:
-        pytest.fail(f"DynamoDB Local cannot run: {reason}", pytrace=False)
     # DynamoDB Local listens on every interface, so containers reach it through the host's name.
-    started = dynamodb_local.start()
-    yield started
-    started.stop()
+    with running_dynamodb_local() as started:
+        yield started
 
 
 @pytest.fixture(scope="session")
