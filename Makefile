@@ -31,11 +31,11 @@ $(UV):
 	$(TOOLS)/bootstrap/bin/pip install --quiet --disable-pip-version-check uv==0.13.9
 	mkdir -p $(TOOLS)/bin && ln -sf $(TOOLS)/bootstrap/bin/uv $(UV)
 
-$(VENV)/.synced: $(UV) pyproject.toml uv.lock
+$(VENV)/.synced: pyproject.toml uv.lock | $(UV)
 	$(UV) sync --frozen --python $(PY313) --quiet
 	touch $@
 
-$(SAM): $(UV)
+$(SAM): | $(UV)
 	$(UV) tool install --quiet --python $(PY313) aws-sam-cli==1.170.0
 
 node_modules/.installed: package.json package-lock.json
