@@ -5,7 +5,6 @@ To consume another type, add its handler to ROUTES and widen the filter.
 """
 
 from collections.abc import Sequence
-from datetime import timedelta
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
@@ -13,24 +12,12 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shopfeed.commerce import items, outbox
-from shopfeed.platform import clients, streams
+from shopfeed.platform import streams
 from shopfeed.platform.clock import utc_now
 from shopfeed.platform.config import CommerceStreamSettings, settings
 from shopfeed.platform.observability import logger, metrics
-from shopfeed.platform.publisher import EventBridgePublisher
 
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
-
-
-def _outbox_ports() -> tuple[EventBridgePublisher, outbox.OutboxRepository]:
-    # Cheap to build per batch: settings and clients are cached per container by their factories.
-    config = settings(CommerceStreamSettings)
-    return (
-        EventBridgePublisher(clients.eventbridge(), config.event_bus_name),
-        outbox.OutboxRepository(
-            clients.dynamodb(), config.commerce_table_name, timedelta(days=config.outbox_retention_days)
-        ),
-    )
 
 
 def relay_outbox_events(changes: Sequence[streams.ItemChange]) -> streams.Failures:
@@ -38,7 +25,7 @@ def relay_outbox_events(changes: Sequence[streams.ItemChange]) -> streams.Failur
     # A MODIFY is this relay marking the item published, a REMOVE is TTL: only INSERTs are news.
     inserted = [change for change in changes if change.kind is streams.ChangeKind.INSERT]
     events, failures = streams.parse_images(inserted, items.outbox_event_from)
-    publisher, repository = _outbox_ports()
+    publisher, repository = outbox.ports(settings(CommerceStreamSettings))
     report = outbox.relay(list(events.values()), publisher, repository, utc_now())
     for sequence_number, event in events.items():
         if refused := report.failures.get(event.event_id):

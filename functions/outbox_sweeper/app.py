@@ -6,25 +6,16 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shopfeed.commerce import outbox
-from shopfeed.platform import clients
 from shopfeed.platform.clock import utc_now
 from shopfeed.platform.config import OutboxSweeperSettings, settings
 from shopfeed.platform.observability import logger, metrics
-from shopfeed.platform.publisher import EventBridgePublisher
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
     config = settings(OutboxSweeperSettings)
-    report = outbox.sweep(
-        EventBridgePublisher(clients.eventbridge(), config.event_bus_name),
-        outbox.OutboxRepository(
-            clients.dynamodb(), config.commerce_table_name, timedelta(days=config.outbox_retention_days)
-        ),
-        utc_now(),
-        timedelta(seconds=config.outbox_sweep_after_seconds),
-    )
+    report = outbox.sweep(*outbox.ports(config), utc_now(), timedelta(seconds=config.outbox_sweep_after_seconds))
     for failure in report.failures.values():
         logger.warning("outbox event still unpublished", event_id=failure.event_id, code=failure.code)
     metrics.add_metric(name="OutboxEventRedriven", unit="Count", value=len(report.published))

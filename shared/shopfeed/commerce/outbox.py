@@ -17,9 +17,15 @@ from botocore.exceptions import ClientError
 
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.models import OutboxEvent
-from shopfeed.platform import dynamo
+from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import epoch_seconds, iso
-from shopfeed.platform.publisher import EventNotPublished, EventPublisher, PublishReport
+from shopfeed.platform.config import CommerceStreamSettings
+from shopfeed.platform.publisher import (
+    EventBridgePublisher,
+    EventNotPublished,
+    EventPublisher,
+    PublishReport,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -165,3 +171,12 @@ def sweep(
         published += report.published
         failures.update(report.failures)
     return SweepReport(found=found, published=tuple(published), failures=failures)
+
+
+def ports(config: CommerceStreamSettings) -> tuple[EventBridgePublisher, OutboxRepository]:
+    """The bus and the outbox store as the relay and the sweeper use them in AWS. Cheap to call per
+    batch: the clients are made once per container by their factories."""
+    return (
+        EventBridgePublisher(clients.eventbridge(), config.event_bus_name),
+        OutboxRepository(clients.dynamodb(), config.commerce_table_name, timedelta(days=config.outbox_retention_days)),
+    )
