@@ -23,15 +23,18 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ulid
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 from snapshot_restore_py import register_after_restore  # type: ignore[import-untyped]
 
 from shopfeed.platform.observability import logger
+
+if TYPE_CHECKING:
+    # Only the API function has a resolver: the consumers must not pay for importing one.
+    from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 
 _PATH_PARAMETER = re.compile(r"<(\w+)>")
 _WITH_BODY = {"POST", "PUT", "PATCH"}
@@ -41,14 +44,14 @@ def in_lambda() -> bool:
     return "AWS_LAMBDA_FUNCTION_NAME" in os.environ
 
 
-def prime(*steps: Callable[[], object], resolver: APIGatewayHttpResolver | None = None) -> None:
+def prime(*steps: Callable[[], object], resolver: "APIGatewayHttpResolver | None" = None) -> None:
     """At init in Lambda: build every shopfeed model, run ``steps`` (composition roots: settings,
     clients, secrets), and send each route of ``resolver`` one anonymous request. Elsewhere: nothing."""
     if in_lambda():
         prime_now(*steps, resolver=resolver)
 
 
-def prime_now(*steps: Callable[[], object], resolver: APIGatewayHttpResolver | None = None) -> None:
+def prime_now(*steps: Callable[[], object], resolver: "APIGatewayHttpResolver | None" = None) -> None:
     """``prime`` without the Lambda check (tests and the cold-start benchmark call it)."""
     build_models("shopfeed")
     for step in steps:
@@ -71,7 +74,7 @@ def build_models(package: str) -> int:
     return built
 
 
-def resolve_every_route(resolver: APIGatewayHttpResolver) -> int:
+def resolve_every_route(resolver: "APIGatewayHttpResolver") -> int:
     """Send every route one anonymous request. Each is refused with 401 after request validation
     and before any handler runs, so Powertools builds its dependants, validators and encoders and
     nothing is read or written."""
