@@ -117,10 +117,23 @@ def test_priming_does_nothing_outside_lambda(
     assert aws_calls == []
 
 
+def test_priming_is_left_to_lambda_under_sam_local(
+    deployed_container: str, aws_calls: Calls, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given sam local's emulator, which counts init inside the first invoke's timeout
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "CommerceApiFunction")
+    monkeypatch.setenv("AWS_SAM_LOCAL", "true")
+
+    # when an app module asks to be primed, then nothing is built
+    warmup.prime(deps.commerce_store)
+    assert aws_calls == []
+
+
 def test_priming_runs_in_a_lambda_execution_environment(
     deployed_container: str, aws_calls: Calls, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "CommerceApiFunction")
+    monkeypatch.delenv("AWS_SAM_LOCAL", raising=False)
     warmup.prime(deps.commerce_store)
     assert aws_calls == [("secretsmanager", "GetSecretValue")]
 

@@ -8,8 +8,11 @@ caller waits, and with SnapStart it runs once per published version and is then 
 snapshot, so work moved here leaves the request path entirely.
 
 Each ``functions/*/app.py`` calls ``prime`` once, after building its handler. Priming runs only in a
-Lambda execution environment (``AWS_LAMBDA_FUNCTION_NAME``, set by Lambda and by ``sam local``):
-tests and tools that import an app module keep it free of environment reads and boto3 at import.
+Lambda execution environment (``AWS_LAMBDA_FUNCTION_NAME``): tests and tools that import an app
+module keep it free of environment reads and boto3 at import. Not under ``sam local`` either
+(``AWS_SAM_LOCAL``): its emulator counts init inside the first invoke's timeout, where Lambda gives
+init a budget of its own, and each ``sam local invoke`` starts a new container, so priming there
+would only add to the one request it serves.
 
 SnapStart restores many environments from one snapshot, so whatever the snapshot froze that must
 differ between them is refreshed after each restore (``refresh_after_restore``).
@@ -41,7 +44,7 @@ _WITH_BODY = {"POST", "PUT", "PATCH"}
 
 
 def in_lambda() -> bool:
-    return "AWS_LAMBDA_FUNCTION_NAME" in os.environ
+    return "AWS_LAMBDA_FUNCTION_NAME" in os.environ and os.environ.get("AWS_SAM_LOCAL") != "true"
 
 
 def prime(*steps: Callable[[], object], resolver: "APIGatewayHttpResolver | None" = None) -> None:
