@@ -2,7 +2,7 @@
 
 Without it the first request of every container builds the pydantic validators (models declare
 ``defer_build`` to keep imports cheap), Powertools' route dependants and TypeAdapters, the boto3
-clients, and fetches the cursor secret from Secrets Manager: measured ~16× a warm request and a
+clients, and fetches the cursor secret from Secrets Manager: measured ~15× a warm request and a
 Secrets Manager round trip a warm request never makes. Init runs with a full CPU burst before any
 caller waits, and with SnapStart it runs once per published version and is then restored from a
 snapshot, so work moved here leaves the request path entirely.
@@ -55,7 +55,7 @@ def prime(*steps: Callable[[], object], resolver: "APIGatewayHttpResolver | None
 
 
 def prime_now(*steps: Callable[[], object], resolver: "APIGatewayHttpResolver | None" = None) -> None:
-    """``prime`` without the Lambda check (tests and the cold-start benchmark call it)."""
+    """``prime`` without the Lambda check (tests call it)."""
     build_models("shopfeed")
     for step in steps:
         step()
