@@ -12,7 +12,7 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shopfeed.commerce import items, outbox
-from shopfeed.platform import streams
+from shopfeed.platform import streams, warmup
 from shopfeed.platform.clock import utc_now
 from shopfeed.platform.config import CommerceStreamSettings, settings
 from shopfeed.platform.observability import logger, metrics
@@ -40,6 +40,7 @@ def relay_outbox_events(changes: Sequence[streams.ItemChange]) -> streams.Failur
 ROUTES: dict[str, streams.RecordTypeHandler] = {
     items.OUTBOX_EVENT: relay_outbox_events,
 }
+warmup.prime(lambda: outbox.ports(settings(CommerceStreamSettings)))
 
 
 @logger.inject_lambda_context

@@ -6,9 +6,12 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shopfeed.commerce import outbox
+from shopfeed.platform import warmup
 from shopfeed.platform.clock import utc_now
 from shopfeed.platform.config import OutboxSweeperSettings, settings
 from shopfeed.platform.observability import logger, metrics
+
+warmup.prime(lambda: outbox.ports(settings(OutboxSweeperSettings)))
 
 
 @logger.inject_lambda_context
