@@ -1,10 +1,15 @@
 """Fixtures shared by every test layer: a clean environment and fresh shopfeed caches per test."""
 
+import importlib
+import importlib.util
 import os
+import pkgutil
 from collections.abc import Iterator
+from types import ModuleType
 
 import pytest
 
+import shopfeed
 from shopfeed.platform import clients
 from shopfeed.platform.config import settings
 
@@ -23,13 +28,22 @@ TEST_ENVIRONMENT = {
 }
 
 
-def reset_caches() -> None:
-    """Forget per-container state (settings, clients, repositories) between tests."""
-    from shopfeed.commerce.routes.deps import commerce_store
+def _composition_roots() -> list[ModuleType]:
+    """Every context's ``bootstrap`` module: a new context's is found, not listed by hand."""
+    contexts = [m.name for m in pkgutil.iter_modules(shopfeed.__path__) if m.ispkg and m.name != "platform"]
+    return [
+        importlib.import_module(f"shopfeed.{name}.bootstrap")
+        for name in contexts
+        if importlib.util.find_spec(f"shopfeed.{name}.bootstrap") is not None
+    ]
 
+
+def reset_caches() -> None:
+    """Forget per-container state (settings, clients, every context's ports) between tests."""
     settings.cache_clear()
     clients.reset()
-    commerce_store.cache_clear()
+    for root in _composition_roots():
+        root.reset()
 
 
 @pytest.fixture(autouse=True)

@@ -14,8 +14,8 @@ from botocore.config import Config
 
 from local.cfn import Resolver, load, resources
 from shopfeed.commerce import events, items
-from shopfeed.commerce.models import OutboxEvent
 from shopfeed.platform import clients, dynamo, streams
+from shopfeed.platform.outbox import OutboxEvent
 from tests.support.client import ApiClient, LambdaContext
 from tests.support.factories import line, placed_order
 from tests.support.tables import table_items
@@ -225,6 +225,7 @@ class PutEventsLog:
 
     def __init__(self) -> None:
         self.calls: list[int] = []
+        self.entries: list[dict[str, Any]] = []
 
     def __enter__(self) -> "PutEventsLog":
         clients.eventbridge().meta.events.register("before-parameter-build.eventbridge.PutEvents", self._record)
@@ -235,6 +236,7 @@ class PutEventsLog:
 
     def _record(self, params: dict[str, Any], **_: Any) -> None:
         self.calls.append(len(params["Entries"]))
+        self.entries += params["Entries"]
 
 
 # -- the outbox as the tests see it ----------------------------------------------------------------

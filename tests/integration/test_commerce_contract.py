@@ -11,10 +11,9 @@ from datetime import timedelta
 
 import pytest
 
-from shopfeed.commerce import items
+from shopfeed.commerce import bootstrap, items
 from shopfeed.commerce.errors import InsufficientStock, PriceChanged, StockShortage, UnknownProducts
-from shopfeed.commerce.models import MAX_ORDER_LINES, OrderStatus, OutboxEvent, Product
-from shopfeed.commerce.routes.deps import commerce_store
+from shopfeed.commerce.models import MAX_ORDER_LINES, OrderStatus, Product
 from shopfeed.commerce.services import Commerce
 from shopfeed.commerce.settings import CommerceApiSettings
 from shopfeed.platform.clock import iso
@@ -29,6 +28,7 @@ from shopfeed.platform.errors import (
 )
 from shopfeed.platform.idempotency import StoredResponse
 from shopfeed.platform.models import Page
+from shopfeed.platform.outbox import OutboxEvent
 from tests.support.tables import table_items
 from tests.unit.builders import (
     MONTH,
@@ -70,7 +70,7 @@ def backend(request: pytest.FixtureRequest) -> Backend:
         fake = InMemoryCommerce(CursorCodec(signing_key(settings(CommerceApiSettings))))
         return Backend(fake, lambda: list(fake.events))
     request.getfixturevalue("aws")
-    return Backend(commerce_store(), _outbox_of_table)
+    return Backend(bootstrap.repository(), _outbox_of_table)
 
 
 @pytest.fixture

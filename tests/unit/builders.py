@@ -5,9 +5,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
 from shopfeed.commerce import events
-from shopfeed.commerce.models import Customer, Order, OrderLine, OrderStatus, OutboxEvent, Product
+from shopfeed.commerce.models import Customer, Order, OrderLine, OrderStatus, Product
 from shopfeed.platform.clock import iso, new_id
 from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
+from shopfeed.platform.outbox import OutboxEvent
 from shopfeed.platform.types import Money
 
 EARLIER = datetime(2026, 3, 5, 9, 30, tzinfo=UTC)

@@ -16,7 +16,6 @@ from shopfeed.commerce.models import (
     OrderLine,
     OrderStatus,
     OrderSummary,
-    OutboxEvent,
     Product,
     ProductSummary,
 )
@@ -29,6 +28,7 @@ from shopfeed.platform.errors import (
 )
 from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
 from shopfeed.platform.models import Page
+from shopfeed.platform.outbox import OutboxEvent
 
 Position = str | int
 

@@ -1,7 +1,7 @@
 """Domain models of the commerce context: what services reason about (no keys, no HTTP)."""
 
 from enum import StrEnum
-from typing import Annotated, Any, Final
+from typing import Annotated, Final
 
 from pydantic import Field
 
@@ -76,17 +76,6 @@ class Order(Model):
     line_count: int
     version: Version
     lines: tuple[OrderLine, ...] = ()
-
-
-class OutboxEvent(Model):
-    """An integration event written in the same transaction as the change it reports."""
-
-    event_id: str
-    event_type: str
-    source: str
-    aggregate_id: str
-    occurred_at: str
-    detail: dict[str, Any]
 
 
 class ProductSummary(Model):

@@ -18,7 +18,6 @@ from shopfeed.commerce.models import (
     OrderLine,
     OrderStatus,
     OrderSummary,
-    OutboxEvent,
     Product,
     ProductSummary,
 )
@@ -28,6 +27,7 @@ from shopfeed.platform.dynamo import BASE_TABLE, Transaction, Update
 from shopfeed.platform.errors import AlreadyExists, NotFound, StaleVersion
 from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
 from shopfeed.platform.models import Page
+from shopfeed.platform.outbox import OutboxEvent
 from shopfeed.platform.pagination import Source, merged_page, query_page
 
 if TYPE_CHECKING:

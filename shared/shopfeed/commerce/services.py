@@ -10,7 +10,6 @@ from shopfeed.commerce.models import (
     OrderLine,
     OrderStatus,
     OrderSummary,
-    OutboxEvent,
     Product,
     ProductSummary,
 )
@@ -19,6 +18,7 @@ from shopfeed.platform.errors import InvalidRequest, InvalidTransition, NotFound
 from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
 from shopfeed.platform.identity import ADMIN, OPS, Caller
 from shopfeed.platform.models import Page
+from shopfeed.platform.outbox import OutboxEvent
 from shopfeed.platform.types import MAX_AMOUNT, Money
 
 CREATED = 201

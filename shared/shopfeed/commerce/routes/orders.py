@@ -8,13 +8,14 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from shopfeed.commerce import services
 from shopfeed.commerce.errors import InsufficientStock, PriceChanged, UnknownProducts
 from shopfeed.commerce.models import Order, OrderStatus
-from shopfeed.commerce.routes.deps import Cursor, IdempotencyKey, Store
+from shopfeed.commerce.routes import Store
 from shopfeed.commerce.schemas import OrderLinePage, OrderLineView, OrderPage, OrderView, PlaceOrder
 from shopfeed.platform import errors
 from shopfeed.platform.clock import utc_now
 from shopfeed.platform.http import CurrentCaller, json_response, stored_response
 from shopfeed.platform.idempotency import IdempotentRequest
 from shopfeed.platform.observability import logger, metrics
+from shopfeed.platform.parameters import Cursor, IdempotencyKey
 from shopfeed.platform.problems import problem_responses
 from shopfeed.platform.types import EntityId, Month
 

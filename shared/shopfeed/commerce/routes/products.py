@@ -5,7 +5,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from shopfeed.commerce import services
-from shopfeed.commerce.routes.deps import Cursor, IdempotencyKey, IfMatch, Store
+from shopfeed.commerce.routes import Store
 from shopfeed.commerce.schemas import (
     Category,
     CreateProduct,
@@ -20,6 +20,7 @@ from shopfeed.platform import errors
 from shopfeed.platform.http import CurrentCaller, json_response, stored_response
 from shopfeed.platform.idempotency import IdempotentRequest
 from shopfeed.platform.observability import metrics
+from shopfeed.platform.parameters import Cursor, IdempotencyKey, IfMatch
 from shopfeed.platform.problems import problem_responses
 from shopfeed.platform.versioning import expected_version
 
