@@ -78,6 +78,14 @@ class Order(Model):
     lines: tuple[OrderLine, ...] = ()
 
 
+class Restocked(Model):
+    """Stock added to a product by one restock request."""
+
+    product_id: ProductId
+    quantity_added: int
+    restocked_at: str
+
+
 class ProductSummary(Model):
     """What the category index projects: enough for a listing, without stock (see keys docstring)."""
 

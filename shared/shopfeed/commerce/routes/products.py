@@ -17,7 +17,7 @@ from shopfeed.commerce.schemas import (
 )
 from shopfeed.commerce.types import ProductId
 from shopfeed.platform import errors
-from shopfeed.platform.http import CurrentCaller, json_response, stored_response
+from shopfeed.platform.http import CurrentCaller, created_response, json_response
 from shopfeed.platform.idempotency import IdempotentRequest
 from shopfeed.platform.observability import metrics
 from shopfeed.platform.parameters import Cursor, IdempotencyKey, IfMatch
@@ -106,7 +106,7 @@ def restock(
     request = IdempotentRequest.of(
         caller.user_id, idempotency_key, f"restock:{product_id}", body.model_dump(mode="json")
     )
-    answer = services.restock_product(store, caller, product_id, body.quantity, request)
-    if not answer.replayed:
+    created = services.restock_product(store, caller, product_id, body.quantity, request)
+    if not created.replayed:
         metrics.add_metric(name="ProductRestocked", unit="Count", value=1)
-    return stored_response(answer)
+    return created_response(RestockView.of(created.value), created.replayed)
