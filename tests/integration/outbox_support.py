@@ -1,6 +1,7 @@
 """The outbox relay's surroundings in moto: the template's event bus and subscriber queue, CommerceTable's
 stream read as Lambda delivers it, and EventBridge failing on demand."""
 
+import base64
 import copy
 import json
 from dataclasses import dataclass, field
@@ -107,7 +108,8 @@ class CommerceStream:
         shaped["eventSourceARN"] = self.arn
         change = shaped["dynamodb"]
         change["ApproximateCreationDateTime"] = int(change["ApproximateCreationDateTime"].timestamp())
-        return dict(json.loads(json.dumps(shaped)))
+        # Binary attributes (the compressed idempotency snapshot) travel base64-encoded, as Lambda sends them.
+        return dict(json.loads(json.dumps(shaped, default=lambda raw: base64.b64encode(raw).decode())))
 
 
 def batch(records: list[dict[str, Any]]) -> dict[str, Any]:
