@@ -155,7 +155,7 @@ def _stop(stack: LocalStack) -> int:
         return -9
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -172,7 +172,7 @@ def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack
     code = _stop(stack)
     assert code == 0, f"the local stack exited with {code}:\n{stack.log_tail()}"
     deadline = time.monotonic() + 10
-    while (orphans := [n for n, pid in children.items() if _alive(pid)]) and time.monotonic() < deadline:
+    while (orphans := [n for n, pid in children.items() if alive(pid)]) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not orphans, f"still running after the stack stopped: {orphans}"
 
