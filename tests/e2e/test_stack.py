@@ -1,5 +1,6 @@
 """What `make dev` promises besides the API's own behaviour: auth at the edge, seed data, local pages."""
 
+import re
 import subprocess
 import sys
 import time
@@ -111,3 +112,27 @@ def test_the_queue_page_shows_the_events_a_queue_holds(customer: Client, product
     # then it is there, and left there for its subscriber
     assert [m["detail-type"] for m in mine] == ["OrderPlaced"]
     assert customer.get("/__local/queues/NoSuchQueue").status_code == 404
+
+
+def test_swagger_ui_renders_the_apis_operations_in_a_browser_without_internet(
+    local_stack: LocalStack, anonymous: Client, chromium: str
+) -> None:
+    # given the API's operations, and a headless browser for which no host but this machine resolves
+    paths = anonymous.get("/__local/openapi.json").json()["paths"]
+    command = [
+        chromium,
+        "--headless",
+        "--no-sandbox",  # as root in a container, Chromium's sandbox cannot start
+        "--disable-gpu",
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+        "--virtual-time-budget=20000",  # run the page's scripts and fetches to completion first
+        "--dump-dom",
+        f"{local_stack.url}/__local/docs",
+    ]
+
+    # when the docs page is rendered
+    dom = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True).stdout
+
+    # then every operation of the API is on the page
+    rendered = set(re.findall(r'data-path="([^"]+)"', dom))
+    assert rendered == set(paths), dom[:2000]

@@ -1,8 +1,10 @@
 """Local resources come from template.yaml itself, against a moto server like the one the stack runs."""
 
+import copy
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -137,3 +139,54 @@ def test_provisioning_again_reuses_what_exists_and_keeps_the_secret(
 def _secret(engines: Engines, provisioned: Provisioned) -> str:
     manager = engines.client("secretsmanager")
     return str(manager.get_secret_value(SecretId=provisioned.resolver.refs["CursorSecret"])["SecretString"])
+
+
+def hardened(template: dict[str, Any]) -> dict[str, Any]:
+    """The template with what production hardening adds: conditions, rules, log groups, alarms, a KMS key."""
+    template = copy.deepcopy(template)
+    template["Conditions"]["IsProd"] = {"Fn::Equals": [{"Ref": "Environment"}, "prod"]}
+    template["Rules"] = {"Audience": {"Assertions": [{"Assert": {"Fn::Not": [{"Condition": "IsProd"}]}}]}}
+    resources = template["Resources"]
+    resources["AlarmTopic"] = {"Type": "AWS::SNS::Topic"}
+    resources["TableKey"] = {"Type": "AWS::KMS::Key", "Condition": "IsProd"}
+    resources["CommerceApiLogGroup"] = {
+        "Type": "AWS::Logs::LogGroup",
+        "Properties": {"LogGroupName": {"Fn::Sub": "/aws/lambda/${CommerceApiFunction}"}, "RetentionInDays": 30},
+    }
+    resources["ApiErrorsAlarm"] = {
+        "Type": "AWS::CloudWatch::Alarm",
+        "Properties": {"AlarmActions": [{"Ref": "AlarmTopic"}], "Threshold": 1},
+    }
+    resources["CommerceTable"]["Properties"]["SSESpecification"] = {
+        "Fn::If": ["IsProd", {"SSEEnabled": True, "KMSMasterKeyId": {"Ref": "TableKey"}}, {"Ref": "AWS::NoValue"}]
+    }
+    resources["CommerceApiFunction"]["Properties"]["ReservedConcurrentExecutions"] = {
+        "Fn::If": ["IsProd", 50, {"Ref": "AWS::NoValue"}]
+    }
+    return template
+
+
+def test_a_template_hardened_for_production_provisions_what_the_stack_emulates(
+    engines: Engines, tmp_path: Path
+) -> None:
+    # when a template with resources the stack does not emulate is provisioned
+    provisioned = provision(hardened(cfn.load()), engines, tmp_path, PARAMETERS)
+
+    # then the emulated ones exist and the others are left out
+    assert provisioned.kinds["CommerceTable"] == "AWS::DynamoDB::Table"
+    assert not {"AlarmTopic", "TableKey", "CommerceApiLogGroup", "ApiErrorsAlarm"} & provisioned.kinds.keys()
+
+
+def test_a_function_variable_naming_what_the_stack_does_not_emulate_is_an_error(
+    engines: Engines, tmp_path: Path
+) -> None:
+    # given a function whose environment refers to the alarm topic
+    template = hardened(cfn.load())
+    template["Resources"]["CommerceApiFunction"]["Properties"]["Environment"]["Variables"]["TOPIC"] = {
+        "Ref": "AlarmTopic"
+    }
+    provisioned = provision(template, engines, tmp_path, PARAMETERS)
+
+    # when its environment is resolved, then the error names the variable, the resource and why
+    with pytest.raises(cfn.UnresolvedReference, match=r"variable TOPIC: Ref AlarmTopic: .* AWS::SNS::Topic"):
+        function_environment(provisioned, cfn.function_properties("CommerceApiFunction", template))
