@@ -13,6 +13,7 @@ place a new one (a cold start) takes.
 pollers and the gateway use it to drive small consumers without processes.
 """
 
+import contextlib
 import json
 import logging
 import os
@@ -209,7 +210,8 @@ class _Worker:
         self.process.wait()
         for pipe in (self.process.stdin, self.process.stdout):
             if pipe is not None:
-                pipe.close()
+                with contextlib.suppress(OSError):  # a request still buffered for a dead worker
+                    pipe.close()
 
 
 @dataclass
@@ -284,7 +286,8 @@ class FunctionWorkers:
             except _Timeout:
                 # Lambda stops the environment; its next invocation is a cold start.
                 self._retire(worker)
-                self.stats.timeouts += 1
+                with self._lock:
+                    self.stats.timeouts += 1
                 message = f"RequestId: {request_id} Error: Task timed out after {self.spec.timeout_s:.2f} seconds"
                 log.error("%s: %s", self.name, message)
                 return self._failed("Sandbox.Timedout", message, started)
@@ -293,14 +296,15 @@ class FunctionWorkers:
                 return self._failed("Runtime.ExitError", f"the worker exited: {error}", started)
             with self._lock:
                 self._idle.append(worker)
-        self.stats.invocations += 1
+                self.stats.invocations += 1
         if "error_type" in answer:
             log.error("%s failed: %s", self.name, answer.get("trace") or answer["error_message"])
             return self._failed(answer["error_type"], answer["error_message"], started)
         return Invocation(payload=answer["payload"], duration_ms=_ms(started))
 
     def _failed(self, error_type: str, message: str, started: float) -> Invocation:
-        self.stats.errors += 1
+        with self._lock:
+            self.stats.errors += 1
         return Invocation(error_type=error_type, error_message=message, duration_ms=_ms(started))
 
     def pids(self) -> list[int]:

@@ -164,7 +164,7 @@ def build(args: argparse.Namespace, running: engines.Engines, stop: threading.Ev
             try:
                 props = resolver.resolve(event.get("Properties") or {})
             except cfn.UnresolvedReference as error:
-                raise SystemExit(f"{name}, event {event_name}: {error}") from None
+                raise cfn.UnresolvedReference(f"{name}, event {event_name}: {error}") from None
             if kind == "DynamoDB":
                 pollers.append(_stream_poller(function, props, provisioned, running, stop))
             elif kind == "SQS":
@@ -216,7 +216,7 @@ def _function_specs(
             props = resolver.resolve_keys(properties, _FUNCTION_PROPERTIES)
             environment = function_environment(provisioned, properties)
         except cfn.UnresolvedReference as error:
-            raise SystemExit(f"{name}: {error}") from None
+            raise cfn.UnresolvedReference(f"{name}: {error}") from None
         if not str(props.get("Runtime", "")).startswith("python"):
             unloaded[name] = f"runtime {props.get('Runtime')} is not run locally"
             continue
@@ -473,7 +473,7 @@ def main(argv: list[str] | None = None) -> int:
                 break
     except KeyboardInterrupt:
         pass
-    except seed.SeedFailed as error:
+    except (seed.SeedFailed, cfn.UnresolvedReference) as error:
         log.error("%s", error)
         exit_code = 1
     finally:

@@ -190,3 +190,16 @@ def test_a_worker_started_by_a_finished_thread_keeps_serving(workers: Any, pools
 
     # then it still runs
     assert answer.payload["id"] == "later"
+
+
+def test_a_worker_that_dies_mid_invocation_fails_it_and_is_replaced(workers: Any) -> None:
+    # given a warm worker
+    api = workers("CommerceApiFunction")
+    pid = api.invoke({"do": "answer"}).payload["pid"]
+
+    # when its process dies during an invocation
+    died = api.invoke({"do": "exit"})
+
+    # then that invocation fails as Lambda reports an exited runtime, and the next gets a new worker
+    assert died.error_type == "Runtime.ExitError"
+    assert api.invoke({"do": "answer"}).payload["pid"] != pid

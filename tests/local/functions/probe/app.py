@@ -28,6 +28,8 @@ def handler(event: dict[str, Any], context: Any) -> Any:
         return dict(os.environ)
     if action == "raise":
         raise ValueError("told to raise")
+    if action == "exit":
+        os._exit(3)  # as a crash in native code or an out-of-memory kill ends a Lambda environment
     if action == "sleep":
         time.sleep(event["seconds"])
     if action == "stall":
