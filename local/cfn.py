@@ -87,6 +87,9 @@ class Resolver:
     parameters: dict[str, Any] = field(default_factory=dict)
     refs: dict[str, Any] = field(default_factory=dict)  # logical id -> Ref value
     attributes: dict[tuple[str, str], Any] = field(default_factory=dict)  # (logical id, attr) -> value
+    # For reading the template without a stack (template tests): a resource of the template stands
+    # for itself, Ref as its logical id, GetAtt as "LogicalId.Attribute". Never for the local stack.
+    stand_ins: bool = False
     pseudo: dict[str, Any] = field(
         default_factory=lambda: {
             "AWS::Region": "us-east-1",
@@ -121,11 +124,15 @@ class Resolver:
             return self.pseudo[name]
         if name in self.refs:
             return self.refs[name]
+        if self.stand_ins and name in self.template.get("Resources", {}):
+            return name
         raise UnresolvedReference(f"Ref {name}: {self._missing(name)}")
 
     def _attribute(self, logical: str, attribute: str) -> Any:
         if (logical, attribute) in self.attributes:
             return self.attributes[(logical, attribute)]
+        if self.stand_ins and logical in self.template.get("Resources", {}):
+            return f"{logical}.{attribute}"
         why = f"the local stack does not know this attribute of {logical}" if logical in self.refs else None
         raise UnresolvedReference(f"GetAtt {logical}.{attribute}: {why or self._missing(logical)}")
 

@@ -91,3 +91,13 @@ def test_only_the_properties_the_stack_uses_are_resolved(resolver: Resolver) -> 
 
     # then asking for the table's local properties leaves that one alone
     assert resolver.resolve_keys(properties, cfn.TABLE_PROPERTIES) == {"TableName": "Table"}
+
+
+def test_a_static_reading_lets_template_resources_stand_for_themselves_but_not_typos() -> None:
+    # given a resolver for reading the template without a stack
+    resolver = Resolver(copy.deepcopy(TEMPLATE), stand_ins=True)
+
+    # then a resource of the template stands for itself, and a name it does not have is still an error
+    assert resolver.resolve([{"Ref": "Topic"}, {"Fn::GetAtt": ["Topic", "TopicName"]}]) == ["Topic", "Topic.TopicName"]
+    with pytest.raises(UnresolvedReference):
+        resolver.resolve({"Ref": "Typo"})
