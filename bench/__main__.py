@@ -35,6 +35,8 @@ def main() -> None:
         trips = round_trips.measure(stack)
         _progress("order throughput")
         load = throughput.measure(stack)
+        _progress("the local stack's HTTP API against the handler in-process")
+        local_http = throughput.measure_local_http(stack)
 
     report = "\n".join(
         [
@@ -66,6 +68,10 @@ def main() -> None:
             throughput.__doc__ or "",
             load.markdown(),
             "",
+            "## The local stack's HTTP API against the handler in-process",
+            "",
+            local_http.markdown(),
+            "",
         ]
     )
     print(report)
@@ -73,6 +79,8 @@ def main() -> None:
     _progress(f"saved {args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output}")
     for row in requests.slow_first():
         _progress(f"first request of primed {row.function} above 2× a warm one")
+    if local_http.ratio < 0.8:
+        _progress(f"local HTTP at {local_http.ratio:.2f}× the in-process rate, below the 0.8× goal")
     for measurement in trips.unexpected():
         _progress(f"unexpected status {measurement.status}: {measurement.route} ({measurement.case})")
 
