@@ -33,6 +33,7 @@ def http_event(
     query: dict[str, Any] | None = None,
     claims: dict[str, Any] | None = None,
     raw_body: str | None = None,
+    base64_encoded: bool = False,
 ) -> dict[str, Any]:
     event = copy.deepcopy(sample("api/place_order.json"))
     query = {k: v for k, v in (query or {}).items() if v is not None}
@@ -44,8 +45,9 @@ def http_event(
         k.lower(): v for k, v in (headers or {}).items()
     }
     if body is not None or raw_body is not None:
-        event["headers"]["content-type"] = "application/json"
+        event["headers"].setdefault("content-type", "application/json")
     event["body"] = raw_body if raw_body is not None else (json.dumps(body) if body is not None else None)
+    event["isBase64Encoded"] = base64_encoded
     context = event["requestContext"]
     context["http"]["method"] = method
     context["http"]["path"] = path

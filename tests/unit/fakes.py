@@ -25,6 +25,7 @@ from shopfeed.platform.errors import (
     AlreadyExists,
     IdempotencyKeyReused,
     InsufficientStock,
+    InvalidRequest,
     NotFound,
     PriceChange,
     PriceChanged,
@@ -33,6 +34,7 @@ from shopfeed.platform.errors import (
     UnknownProducts,
 )
 from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
+from shopfeed.platform.types import MAX_STOCK
 
 Position = str | int
 
@@ -126,6 +128,8 @@ class InMemoryCommerce:
         product = self._products.get(product_id)
         if product is None:
             raise NotFound("product", product_id)
+        if product.available + quantity > MAX_STOCK:
+            raise InvalidRequest(f"Restocking {quantity} would pass the maximum stock of {MAX_STOCK}.")
         # Stock moves without a version bump: version guards what editors change, not the counter.
         self._products[product_id] = product.model_copy(update={"available": product.available + quantity})
         self._remember(request, response)

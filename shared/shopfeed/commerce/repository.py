@@ -28,6 +28,7 @@ from shopfeed.platform.errors import (
     AlreadyExists,
     Contention,
     InsufficientStock,
+    InvalidRequest,
     NotFound,
     PriceChange,
     PriceChanged,
@@ -37,6 +38,7 @@ from shopfeed.platform.errors import (
 )
 from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
 from shopfeed.platform.pagination import query_page
+from shopfeed.platform.types import MAX_STOCK
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -141,8 +143,13 @@ class CommerceRepository:
                     "TableName": self._table,
                     "Key": _key(keys.product(product_id)),
                     "UpdateExpression": "ADD available :q",
-                    "ConditionExpression": "attribute_exists(PK)",
-                    "ExpressionAttributeValues": {":q": dynamo.value(quantity)},
+                    # The bound is checked where the sum is made: stock can never pass MAX_STOCK.
+                    "ConditionExpression": "attribute_exists(PK) AND available <= :ceiling",
+                    "ExpressionAttributeValues": {
+                        ":q": dynamo.value(quantity),
+                        ":ceiling": dynamo.value(MAX_STOCK - quantity),
+                    },
+                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
                 }
             },
             idempotency.record_put(self._table, request, response, now),
@@ -153,8 +160,13 @@ class CommerceRepository:
             replayed = idempotency.replay(request, cancelled.reasons[-1])
             if replayed:
                 return replayed
-            if cancelled.reasons[0].failed_condition:
+            stock = cancelled.reasons[0]
+            if stock.failed_condition and stock.item is None:
                 raise NotFound("product", product_id) from cancelled
+            if stock.failed_condition:
+                raise InvalidRequest(
+                    f"Restocking {quantity} would take product {product_id} past the maximum stock of {MAX_STOCK}."
+                ) from cancelled
             raise
         except dynamo.TransactionContended:
             raise Contention(f"product {product_id}") from None

@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, Strict, StringConstraints
 
 from shopfeed.commerce.models import (
     MAX_ORDER_LINES,
@@ -16,6 +16,7 @@ from shopfeed.commerce.models import (
 )
 from shopfeed.platform.types import Email, Money, ProductId, Quantity, StockLevel
 
+MAX_RESTOCK = 1_000_000
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
 Text = Annotated[str, StringConstraints(max_length=4000)]
 Category = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9\-]*$")]
@@ -56,7 +57,7 @@ class UpdateProduct(Request):
 
 
 class Restock(Request):
-    quantity: Annotated[int, Field(ge=1, le=1_000_000)]
+    quantity: Annotated[int, Strict(), Field(ge=1, le=MAX_RESTOCK)]
 
 
 class OrderLineRequest(Request):

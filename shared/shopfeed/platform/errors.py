@@ -152,3 +152,15 @@ class Contention(DomainError):
 
     def __init__(self, what: str) -> None:
         super().__init__(f"{what} is busy with concurrent changes; retry the request.")
+
+
+class UnsupportedMediaType(DomainError):
+    def __init__(self) -> None:
+        super().__init__("Send the body as application/json (UTF-8).")
+
+
+class MalformedBody(DomainError):
+    """A body that cannot be read as one JSON object: bad encoding, bad JSON, or JSON of the wrong kind."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"The body cannot be read: {reason}.")

@@ -45,6 +45,10 @@ PROBLEMS: dict[type[errors.DomainError], ProblemSpec] = {
     errors.InsufficientStock: ProblemSpec(HTTPStatus.CONFLICT, "insufficient-stock", "Insufficient stock"),
     errors.PriceChanged: ProblemSpec(HTTPStatus.CONFLICT, "price-changed", "Price changed"),
     errors.Contention: ProblemSpec(HTTPStatus.CONFLICT, "contention", "Concurrent update"),
+    errors.UnsupportedMediaType: ProblemSpec(
+        HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "unsupported-media-type", "Unsupported media type"
+    ),
+    errors.MalformedBody: ProblemSpec(HTTPStatus.BAD_REQUEST, "malformed-body", "Malformed body"),
 }
 
 VALIDATION = ProblemSpec(HTTPStatus.UNPROCESSABLE_ENTITY, "validation", "Request validation failed")

@@ -2,15 +2,25 @@
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, StringConstraints, WithJsonSchema
+
+from shopfeed.platform.currencies import ISO_4217, iso_4217
 
 UserId = Annotated[str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_\-.:@]+$")]
 ProductId = Annotated[str, StringConstraints(min_length=2, max_length=64, pattern=r"^[A-Z0-9][A-Z0-9\-_]*$")]
 EntityId = Annotated[str, StringConstraints(pattern=r"^[0-9A-HJKMNP-TV-Z]{26}$")]  # a ULID
-Quantity = Annotated[int, Field(ge=1, le=1000)]
-StockLevel = Annotated[int, Field(ge=0)]
+# Numbers are Strict: JSON true, "5" or 5.0 is not a count or an amount (lax mode would store them).
+# DynamoDB numbers hold 38 digits; every stored count and amount is bounded far below, sums included.
+MAX_STOCK = 10**9
+Quantity = Annotated[int, Strict(), Field(ge=1, le=1000)]
+StockLevel = Annotated[int, Strict(), Field(ge=0, le=MAX_STOCK)]
 Version = Annotated[int, Field(ge=1)]
-CurrencyCode = Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")]
+CurrencyCode = Annotated[
+    str,
+    StringConstraints(pattern=r"^[A-Z]{3}$"),
+    AfterValidator(iso_4217),
+    WithJsonSchema({"type": "string", "enum": sorted(ISO_4217)}),
+]
 Email = Annotated[
     str,
     StringConstraints(strip_whitespace=True, to_lower=True, max_length=254, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$"),
@@ -26,5 +36,5 @@ class Money(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
-    amount: Annotated[int, Field(ge=0, le=MAX_AMOUNT)]
+    amount: Annotated[int, Strict(), Field(ge=0, le=MAX_AMOUNT)]
     currency: CurrencyCode
