@@ -17,11 +17,13 @@ def sample(name: str) -> dict[str, Any]:
     return event
 
 
-def claims_for(sub: str | None, groups: tuple[str, ...] = ()) -> dict[str, Any] | None:
+def claims_for(sub: str | None, groups: tuple[str, ...] = (), email: str | None = None) -> dict[str, Any] | None:
+    """Claims as HTTP API's JWT authorizer passes them to Lambda: every value a string, arrays one
+    bracketed string. ``email`` is sent as verified (an ID token of an issuer that checked it)."""
     if sub is None:
         return None
-    # As HTTP API's JWT authorizer passes array claims to Lambda: one bracketed string.
-    return {"sub": sub, "cognito:groups": "[" + " ".join(groups) + "]"}
+    verified = {"email": email, "email_verified": "true"} if email else {}
+    return {"sub": sub, "cognito:groups": "[" + " ".join(groups) + "]", **verified}
 
 
 def http_event(

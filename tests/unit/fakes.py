@@ -23,6 +23,7 @@ from shopfeed.commerce.models import (
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.errors import (
     AlreadyExists,
+    EmailInUse,
     IdempotencyKeyReused,
     InsufficientStock,
     InvalidRequest,
@@ -80,10 +81,11 @@ class InMemoryCommerce:
     def add_customer(self, customer: Customer) -> None:
         if customer.user_id in self._customers:
             raise AlreadyExists("user", customer.user_id)
-        if customer.email.lower() in self._email_owners:
-            raise AlreadyExists("email", customer.email)
+        if customer.email_verified and customer.email.lower() in self._email_owners:
+            raise EmailInUse()
         self._customers[customer.user_id] = customer
-        self._email_owners[customer.email.lower()] = customer.user_id
+        if customer.email_verified:
+            self._email_owners[customer.email.lower()] = customer.user_id
 
     def get_customer(self, user_id: str) -> Customer | None:
         return self._customers.get(user_id)

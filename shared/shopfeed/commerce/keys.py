@@ -1,7 +1,7 @@
 """Every key format of CommerceTable, in one place. No other module spells a prefix.
 
 Base table (PK / SK):
-    USER#<user_id>          PROFILE                 customer profile
+    USER#<user_id>          PROFILE                 customer profile (user ids escaped: platform.key_parts)
     EMAIL#<email>           GUARD                   unique-email guard (points at the user)
     PRODUCT#<product_id>    META                    product, price and stock
     ORDER#<order_id>        META                    order header
@@ -17,6 +17,8 @@ Indexes (attribute names say which index they feed):
 
 import hashlib
 from typing import Final
+
+from shopfeed.platform import key_parts
 
 USER: Final = "USER#"
 PROFILE: Final = "PROFILE"
@@ -49,8 +51,13 @@ def _shard(ident: str, shards: int) -> int:
     return int.from_bytes(hashlib.sha256(ident.encode()).digest()[:4], "big") % shards
 
 
+def _user_part(user_id: str) -> str:
+    # A user id is a token subject: any printable text, `#` included (see platform.key_parts).
+    return USER + key_parts.escape(user_id)
+
+
 def user(user_id: str) -> Key:
-    return {"PK": USER + user_id, "SK": PROFILE}
+    return {"PK": _user_part(user_id), "SK": PROFILE}
 
 
 def email_guard(email: str) -> Key:
@@ -82,11 +89,11 @@ def order_line(order_id: str, line_no: int) -> Key:
 
 
 def order_by_user(user_id: str, placed_at: str, order_id: str) -> Key:
-    return {"by_user_pk": USER + user_id, "by_user_sk": f"{placed_at}#{order_id}"}
+    return {"by_user_pk": _user_part(user_id), "by_user_sk": f"{placed_at}#{order_id}"}
 
 
 def user_orders_partition(user_id: str) -> str:
-    return USER + user_id
+    return _user_part(user_id)
 
 
 def order_status_shard(order_id: str) -> int:

@@ -21,6 +21,9 @@ class Model(BaseModel):
 class Customer(Model):
     user_id: UserId
     email: str
+    # True when the address came from the token's verified `email` claim; only such an address is
+    # guarded as unique (an unverified one claims nothing, so nobody can take someone else's).
+    email_verified: bool = False
     name: str
     created_at: str
     updated_at: str

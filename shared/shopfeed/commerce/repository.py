@@ -27,6 +27,7 @@ from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.errors import (
     AlreadyExists,
     Contention,
+    EmailInUse,
     InsufficientStock,
     InvalidRequest,
     NotFound,
@@ -65,21 +66,19 @@ class CommerceRepository:
     # -- customers ---------------------------------------------------------------------------
 
     def add_customer(self, customer: Customer) -> None:
-        """Profile and unique-email guard in one transaction: neither exists without the other."""
+        """Profile and, for a verified address, its unique-email guard in one transaction: neither exists
+        without the other."""
+        writes = [self._put_new(items.customer_item(customer))]
+        if customer.email_verified:
+            writes.append(self._put_new(items.email_guard_item(customer)))
         try:
-            dynamo.transact_write(
-                self._client,
-                [
-                    self._put_new(items.customer_item(customer)),
-                    self._put_new(items.email_guard_item(customer)),
-                ],
-            )
+            dynamo.transact_write(self._client, writes)
         except dynamo.TransactionCancelled as cancelled:
-            profile, guard = cancelled.reasons[:2]
+            profile, *guard = cancelled.reasons
             if profile.failed_condition:
                 raise AlreadyExists("user", customer.user_id) from cancelled
-            if guard.failed_condition:
-                raise AlreadyExists("email", customer.email) from cancelled
+            if guard and guard[0].failed_condition:
+                raise EmailInUse() from cancelled
             raise
         except dynamo.TransactionContended:
             raise Contention(f"user {customer.user_id}") from None

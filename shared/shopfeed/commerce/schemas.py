@@ -32,7 +32,10 @@ class View(BaseModel):
 
 
 class RegisterUser(Request):
-    email: Email
+    email: Annotated[
+        Email | None,
+        Field(description="Needed only when the token has no verified email claim; otherwise it must equal it."),
+    ] = None
     name: Name
 
 

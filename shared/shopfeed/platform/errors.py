@@ -24,6 +24,13 @@ class Unauthenticated(DomainError):
         super().__init__("A valid bearer token is required.")
 
 
+class UnusableSubject(DomainError):
+    """A verified token whose subject cannot be a user id here (too long, control characters)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"The subject of your token cannot be used as a user id: {reason}.")
+
+
 class Forbidden(DomainError):
     def __init__(self, action: str) -> None:
         super().__init__(f"You are not allowed to {action}.")
@@ -45,6 +52,16 @@ class AlreadyExists(DomainError):
 
     def extensions(self) -> dict[str, object]:
         return {"resource": self.kind, "id": self.ident}
+
+
+class EmailInUse(DomainError):
+    """The caller's verified address belongs to another account: say so, and nothing about that account."""
+
+    def __init__(self) -> None:
+        super().__init__("Your verified email address is already registered to another account.")
+
+    def extensions(self) -> dict[str, object]:
+        return {"resource": "email"}
 
 
 class InvalidRequest(DomainError):

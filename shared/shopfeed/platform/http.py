@@ -14,7 +14,7 @@ from aws_lambda_powertools.event_handler.request import Request
 from pydantic import BaseModel
 
 from shopfeed.platform import problems
-from shopfeed.platform.errors import DomainError, MalformedBody, Unauthenticated, UnsupportedMediaType
+from shopfeed.platform.errors import DomainError, MalformedBody, Unauthenticated, UnsupportedMediaType, UnusableSubject
 from shopfeed.platform.idempotency import REPLAYED_HEADER, StoredResponse
 from shopfeed.platform.identity import Caller, caller_from_request_context
 from shopfeed.platform.observability import logger
@@ -84,8 +84,8 @@ def build_resolver(*routers: Router) -> APIGatewayHttpResolver:
         def problem(error: E) -> Response[Any]:
             try:
                 caller_from_request_context(app.current_event.raw_event.get("requestContext") or {})
-            except Unauthenticated as anonymous:
-                return _domain_problem(anonymous)
+            except (Unauthenticated, UnusableSubject) as refused:
+                return _domain_problem(refused)
             return answer(error)
 
         return problem

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from shopfeed.platform import dynamo
+from shopfeed.platform import dynamo, key_parts
 from shopfeed.platform.clock import epoch_seconds, iso
 from shopfeed.platform.errors import IdempotencyKeyReused, MissingIdempotencyKey
 
@@ -58,7 +58,7 @@ def record_put(
 ) -> "TransactWriteItemTypeDef":
     """The Put that records the key inside the business transaction."""
     item = {
-        "PK": f"{_PREFIX}{request.user_id}#{request.key}",
+        "PK": f"{_PREFIX}{key_parts.escape(request.user_id)}#{request.key}",
         "SK": _SORT,
         "entity_type": ENTITY_TYPE,
         "fingerprint": request.fingerprint,

@@ -26,9 +26,11 @@ class ProblemSpec:
 PROBLEMS: dict[type[errors.DomainError], ProblemSpec] = {
     errors.Unauthenticated: ProblemSpec(HTTPStatus.UNAUTHORIZED, "unauthenticated", "Authentication required"),
     errors.Forbidden: ProblemSpec(HTTPStatus.FORBIDDEN, "forbidden", "Forbidden"),
+    errors.UnusableSubject: ProblemSpec(HTTPStatus.FORBIDDEN, "unusable-subject", "Unusable token subject"),
     errors.NotFound: ProblemSpec(HTTPStatus.NOT_FOUND, "not-found", "Resource not found"),
     errors.UnknownProducts: ProblemSpec(HTTPStatus.NOT_FOUND, "unknown-products", "Unknown products"),
     errors.AlreadyExists: ProblemSpec(HTTPStatus.CONFLICT, "already-exists", "Resource already exists"),
+    errors.EmailInUse: ProblemSpec(HTTPStatus.CONFLICT, "email-in-use", "Email address already registered"),
     errors.InvalidRequest: ProblemSpec(HTTPStatus.UNPROCESSABLE_ENTITY, "invalid-request", "Invalid request"),
     errors.InvalidCursor: ProblemSpec(HTTPStatus.BAD_REQUEST, "invalid-cursor", "Invalid cursor"),
     errors.MissingIdempotencyKey: ProblemSpec(

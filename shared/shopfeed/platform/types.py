@@ -5,8 +5,9 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, StringConstraints, WithJsonSchema
 
 from shopfeed.platform.currencies import ISO_4217, iso_4217
+from shopfeed.platform.identity import MAX_SUBJECT_LENGTH
 
-UserId = Annotated[str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_\-.:@]+$")]
+UserId = Annotated[str, StringConstraints(min_length=1, max_length=MAX_SUBJECT_LENGTH)]  # a token subject
 ProductId = Annotated[str, StringConstraints(min_length=2, max_length=64, pattern=r"^[A-Z0-9][A-Z0-9\-_]*$")]
 EntityId = Annotated[str, StringConstraints(pattern=r"^[0-9A-HJKMNP-TV-Z]{26}$")]  # a ULID
 # Numbers are Strict: JSON true, "5" or 5.0 is not a count or an amount (lax mode would store them).
