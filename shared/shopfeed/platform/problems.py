@@ -92,8 +92,9 @@ def body_for(error: errors.DomainError) -> tuple[HTTPStatus, dict[str, Any]]:
 
 def problem_responses(*raised: type[errors.DomainError], ok: int = 200) -> dict[int, Any]:
     """OpenAPI ``responses``: the success status (schema from the route's return type) plus the errors
-    a route may raise, and 401 and 422, which every route has."""
-    specs = [PROBLEMS[errors.Unauthenticated], VALIDATION, *(PROBLEMS[e] for e in raised)]
+    a route may raise, and 401, 403 (a token subject that cannot be a user id) and 422, which every route has."""
+    specs = [PROBLEMS[errors.Unauthenticated], PROBLEMS[errors.UnusableSubject], VALIDATION]
+    specs += [PROBLEMS[e] for e in raised]
     grouped: dict[int, list[str]] = {}
     for spec in specs:
         grouped.setdefault(int(spec.status), []).append(spec.title)
