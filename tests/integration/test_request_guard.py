@@ -60,6 +60,7 @@ def test_json_media_types_are_read_whatever_their_case_and_charset(commerce_api:
         pytest.param('{"lines": [{"quantity": ' + "9" * 4301 + "}]}", False, "digits", id="4301-digit integer"),
         pytest.param(base64.b64encode(b'{"lines": "\xff\xfe"}').decode(), True, "not UTF-8", id="invalid UTF-8"),
         pytest.param('{"lines": "\ud800"}', False, "not UTF-8", id="lone surrogate"),
+        pytest.param('{"lines": ["\\udbf2"]}', False, "surrogate", id="escaped lone surrogate"),
         pytest.param("[]", False, "JSON object", id="array"),
         pytest.param('"lines"', False, "JSON object", id="string"),
         pytest.param("42", False, "JSON object", id="number"),

@@ -24,7 +24,7 @@ def _with(body: dict[str, Any], path: tuple[str | int, ...], value: Any) -> dict
     [
         pytest.param(("lines", 0, "quantity"), True, id="quantity true"),
         pytest.param(("lines", 0, "quantity"), "1", id="quantity string"),
-        pytest.param(("lines", 0, "quantity"), 1.0, id="quantity float"),
+        pytest.param(("lines", 0, "quantity"), 1.5, id="quantity fraction"),
         pytest.param(("lines", 0, "unit_price", "amount"), "1999", id="amount string"),
         pytest.param(("lines", 0, "unit_price", "currency"), "ABC", id="currency not ISO 4217"),
     ],
@@ -106,6 +106,15 @@ def test_a_restock_up_to_the_maximum_stock_is_accepted(admin: ApiClient) -> None
     # then
     assert answer.status == 201, answer.text
     assert admin.get("/products/P-RED-TSHIRT").json["available"] == MAX_STOCK
+
+
+def test_an_integral_json_number_is_an_integer(admin: ApiClient) -> None:
+    # when: JSON has one number type; 2500.0 is the integer 2500
+    answer = admin.post("/products", {**product_body(available=3), "price": {"amount": 2500.0, "currency": "EUR"}})
+
+    # then
+    assert answer.status == 201, answer.text
+    assert answer.json["price"]["amount"] == 2500
 
 
 @pytest.mark.parametrize("currency", ["EUR", "JPY", "XOF", "CHF"])

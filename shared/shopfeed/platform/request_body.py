@@ -24,6 +24,11 @@ def json_object_body(headers: Mapping[str, str], body: str | None, base64_encode
     document = _parse(_text(body, base64_encoded))
     if not isinstance(document, dict):
         raise MalformedBody("it must be a JSON object")
+    try:
+        # "\ud800" is valid JSON syntax for no character at all; nothing downstream could store it.
+        json.dumps(document, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise MalformedBody("a string escapes a lone UTF-16 surrogate") from None
     return document
 
 

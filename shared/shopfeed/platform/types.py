@@ -2,7 +2,16 @@
 
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, StringConstraints, WithJsonSchema
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    StringConstraints,
+    WithJsonSchema,
+)
 
 from shopfeed.platform.currencies import ISO_4217, iso_4217
 from shopfeed.platform.identity import MAX_SUBJECT_LENGTH
@@ -10,11 +19,19 @@ from shopfeed.platform.identity import MAX_SUBJECT_LENGTH
 UserId = Annotated[str, StringConstraints(min_length=1, max_length=MAX_SUBJECT_LENGTH)]  # a token subject
 ProductId = Annotated[str, StringConstraints(min_length=2, max_length=64, pattern=r"^[A-Z0-9][A-Z0-9\-_]*$")]
 EntityId = Annotated[str, StringConstraints(pattern=r"^[0-9A-HJKMNP-TV-Z]{26}$")]  # a ULID
-# Numbers are Strict: JSON true, "5" or 5.0 is not a count or an amount (lax mode would store them).
+
+
+def _integral(value: object) -> object:
+    # JSON has one number type: 5.0 is the integer 5 (as JSON Schema's "integer" says), 5.5 is not.
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+# A count or an amount: a JSON integer, never true or "5" (lax mode would store them as 1 and 5).
+JsonInt = Annotated[int, BeforeValidator(_integral), Strict()]
 # DynamoDB numbers hold 38 digits; every stored count and amount is bounded far below, sums included.
 MAX_STOCK = 10**9
-Quantity = Annotated[int, Strict(), Field(ge=1, le=1000)]
-StockLevel = Annotated[int, Strict(), Field(ge=0, le=MAX_STOCK)]
+Quantity = Annotated[JsonInt, Field(ge=1, le=1000)]
+StockLevel = Annotated[JsonInt, Field(ge=0, le=MAX_STOCK)]
 Version = Annotated[int, Field(ge=1)]
 CurrencyCode = Annotated[
     str,
@@ -37,5 +54,5 @@ class Money(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
-    amount: Annotated[int, Strict(), Field(ge=0, le=MAX_AMOUNT)]
+    amount: Annotated[JsonInt, Field(ge=0, le=MAX_AMOUNT)]
     currency: CurrencyCode
