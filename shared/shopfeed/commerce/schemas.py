@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, Strict, StringConstraints
 
 from shopfeed.commerce.models import (
     MAX_ORDER_LINES,
@@ -14,7 +14,7 @@ from shopfeed.commerce.models import (
     Product,
     ProductSummary,
 )
-from shopfeed.platform.types import Email, JsonInt, Money, ProductId, Quantity, StockLevel
+from shopfeed.platform.types import JSON_INTEGER, Email, Money, ProductId, Quantity, StockLevel
 
 MAX_RESTOCK = 1_000_000
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
@@ -60,7 +60,7 @@ class UpdateProduct(Request):
 
 
 class Restock(Request):
-    quantity: Annotated[JsonInt, Field(ge=1, le=MAX_RESTOCK)]
+    quantity: Annotated[int, Strict(), Field(ge=1, le=MAX_RESTOCK), JSON_INTEGER]
 
 
 class OrderLineRequest(Request):

@@ -26,12 +26,13 @@ def _integral(value: object) -> object:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
-# A count or an amount: a JSON integer, never true or "5" (lax mode would store them as 1 and 5).
-JsonInt = Annotated[int, BeforeValidator(_integral), Strict()]
+# Counts and amounts are Strict() ints read with JSON_INTEGER: never true or "5" (lax mode would store
+# them as 1 and 5). The validator comes last so the bounds stay in the JSON schema as minimum/maximum.
+JSON_INTEGER = BeforeValidator(_integral)
 # DynamoDB numbers hold 38 digits; every stored count and amount is bounded far below, sums included.
 MAX_STOCK = 10**9
-Quantity = Annotated[JsonInt, Field(ge=1, le=1000)]
-StockLevel = Annotated[JsonInt, Field(ge=0, le=MAX_STOCK)]
+Quantity = Annotated[int, Strict(), Field(ge=1, le=1000), JSON_INTEGER]
+StockLevel = Annotated[int, Strict(), Field(ge=0, le=MAX_STOCK), JSON_INTEGER]
 Version = Annotated[int, Field(ge=1)]
 CurrencyCode = Annotated[
     str,
@@ -54,5 +55,5 @@ class Money(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
-    amount: Annotated[JsonInt, Field(ge=0, le=MAX_AMOUNT)]
+    amount: Annotated[int, Strict(), Field(ge=0, le=MAX_AMOUNT), JSON_INTEGER]
     currency: CurrencyCode
