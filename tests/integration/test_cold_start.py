@@ -10,7 +10,7 @@ import pytest
 import snapshot_restore_py  # type: ignore[import-untyped]
 import ulid
 
-from shopfeed.commerce.routes import deps
+from shopfeed.commerce import bootstrap
 from shopfeed.platform import warmup
 from tests.conftest import reset_caches
 from tests.support.client import ApiClient
@@ -54,7 +54,7 @@ def test_first_product_read_of_a_primed_container_makes_one_getitem_and_nothing_
     aws_calls.clear()
 
     # when the container initialises
-    warmup.prime_now(deps.commerce_store, resolver=app.app)
+    warmup.prime_now(bootstrap.repository, resolver=app.app)
 
     # then init fetched the secret, and sent no request to the table
     assert aws_calls == [("secretsmanager", "GetSecretValue")]
@@ -93,7 +93,7 @@ def test_priming_answers_every_route_without_reading_or_writing(deployed_contain
     # given the API's resolver, with its composition root already built
     from functions.commerce_api import app
 
-    deps.commerce_store()
+    bootstrap.repository()
     aws_calls.clear()
 
     # when every route is primed with an anonymous request
@@ -111,7 +111,7 @@ def test_priming_does_nothing_outside_lambda(
     monkeypatch.delenv("AWS_LAMBDA_FUNCTION_NAME", raising=False)
 
     # when an app module asks to be primed
-    warmup.prime(deps.commerce_store)
+    warmup.prime(bootstrap.repository)
 
     # then nothing is built and nothing is called
     assert aws_calls == []
@@ -125,7 +125,7 @@ def test_priming_is_left_to_lambda_under_sam_local(
     monkeypatch.setenv("AWS_SAM_LOCAL", "true")
 
     # when an app module asks to be primed, then nothing is built
-    warmup.prime(deps.commerce_store)
+    warmup.prime(bootstrap.repository)
     assert aws_calls == []
 
 
@@ -134,7 +134,7 @@ def test_priming_runs_in_a_lambda_execution_environment(
 ) -> None:
     monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "CommerceApiFunction")
     monkeypatch.delenv("AWS_SAM_LOCAL", raising=False)
-    warmup.prime(deps.commerce_store)
+    warmup.prime(bootstrap.repository)
     assert aws_calls == [("secretsmanager", "GetSecretValue")]
 
 

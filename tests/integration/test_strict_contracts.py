@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from shopfeed.platform.types import MAX_STOCK
+from shopfeed.commerce.types import MAX_STOCK
 from tests.integration.test_http_edge import assert_problem
 from tests.support.client import ApiClient
 from tests.support.factories import create_product, idempotency_key, line, money, order_body, product_body

@@ -11,6 +11,7 @@ environment, serve a warm-up call, then wait at one barrier, so the calls under 
 together and race on DynamoDB, not on Python start-up.
 """
 
+import importlib
 import multiprocessing
 import os
 import time
@@ -19,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from local import cfn
 from tests.support.client import Answer, ApiClient
 
 # Long enough for a slow CI machine to start every container; a broken one fails the test instead
@@ -98,15 +100,18 @@ def _container(
         os.environ.update(environment)
         # The function's log and metric lines (what Lambda ships to CloudWatch) go nowhere.
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-        from functions.commerce_api.app import lambda_handler
-
         if warm_up is not None:
-            _serve(lambda_handler, warm_up)
+            _serve(_handler(warm_up), warm_up)
         barrier.wait(timeout=_TIMEOUT_SECONDS)
-        results.put((index, [_serve(lambda_handler, call) for call in calls], None))
+        results.put((index, [_serve(_handler(call), call) for call in calls], None))
     except BaseException:
         results.put((index, [], traceback.format_exc()))
         raise
+
+
+def _handler(call: Call) -> Any:
+    """The handler of the function template.yaml routes ``call`` to."""
+    return importlib.import_module(cfn.handler_module(cfn.function_for(call.method, call.path))).lambda_handler
 
 
 def _serve(handler: Any, call: Call) -> Served:

@@ -4,38 +4,37 @@ They answer and fail like the real adapters; tests/integration/test_commerce_con
 scenarios against both so a fake cannot drift from the DynamoDB-backed original.
 """
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel
+
+from shopfeed.commerce.errors import InsufficientStock, PriceChange, PriceChanged, StockShortage, UnknownProducts
 from shopfeed.commerce.models import (
     Customer,
     Order,
     OrderLine,
     OrderStatus,
     OrderSummary,
-    OutboxEvent,
-    Page,
     Product,
     ProductSummary,
+    Restocked,
 )
+from shopfeed.commerce.repository import ORDER_SNAPSHOT, RESTOCK_SNAPSHOT
+from shopfeed.commerce.types import MAX_STOCK
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.errors import (
     AlreadyExists,
     EmailInUse,
     IdempotencyKeyReused,
-    InsufficientStock,
     InvalidRequest,
     NotFound,
-    PriceChange,
-    PriceChanged,
     StaleVersion,
-    StockShortage,
-    UnknownProducts,
 )
-from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
-from shopfeed.platform.types import MAX_STOCK
+from shopfeed.platform.idempotency import Created, IdempotentRequest, Snapshot
+from shopfeed.platform.models import Page
+from shopfeed.platform.outbox import OutboxEvent
 
 Position = str | int
 
@@ -43,8 +42,9 @@ Position = str | int
 @dataclass(frozen=True)
 class _KeyRecord:
     fingerprint: str
-    status: int
-    body: str  # JSON, as stored: a replay answers a copy, never the object the first caller holds
+    # As the repository stores it (snapshot JSON and version): a replay answers a copy read back
+    # through the same Snapshot, never the object the first caller holds.
+    attributes: dict[str, Any]
 
 
 def _summary(order: Order) -> OrderSummary:
@@ -122,9 +122,9 @@ class InMemoryCommerce:
         )
 
     def restock(
-        self, product_id: str, quantity: int, request: IdempotentRequest, response: StoredResponse, now: Any
-    ) -> StoredResponse:
-        replayed = self._replay(request)
+        self, product_id: str, quantity: int, request: IdempotentRequest, restocked: Restocked, now: Any
+    ) -> Created[Restocked]:
+        replayed = self._replay(request, RESTOCK_SNAPSHOT)
         if replayed:
             return replayed
         product = self._products.get(product_id)
@@ -134,15 +134,13 @@ class InMemoryCommerce:
             raise InvalidRequest(f"Restocking {quantity} would pass the maximum stock of {MAX_STOCK}.")
         # Stock moves without a version bump: version guards what editors change, not the counter.
         self._products[product_id] = product.model_copy(update={"available": product.available + quantity})
-        self._remember(request, response)
-        return response
+        self._remember(request, RESTOCK_SNAPSHOT, restocked)
+        return Created(restocked)
 
     # -- orders ------------------------------------------------------------------------------
 
-    def place_order(
-        self, order: Order, event: OutboxEvent, request: IdempotentRequest, response: StoredResponse, now: Any
-    ) -> StoredResponse:
-        replayed = self._replay(request)
+    def place_order(self, order: Order, event: OutboxEvent, request: IdempotentRequest, now: Any) -> Created[Order]:
+        replayed = self._replay(request, ORDER_SNAPSHOT)
         if replayed:
             return replayed
         self._check_stock(order.lines)
@@ -153,8 +151,8 @@ class InMemoryCommerce:
             )
         self._orders[order.order_id] = order
         self._events.append(event)
-        self._remember(request, response)
-        return response
+        self._remember(request, ORDER_SNAPSHOT, order)
+        return Created(order)
 
     def _check_stock(self, lines: Sequence[OrderLine]) -> None:
         """The real transaction reports every failed line; unknown beats short beats repriced."""
@@ -220,8 +218,10 @@ class InMemoryCommerce:
 
     def cancel_order(self, order: Order, cancelled: Order, event: OutboxEvent) -> None:
         stored = self._orders.get(order.order_id)
-        if stored is None or (stored.version, stored.status) != (order.version, order.status):
-            raise StaleVersion("order", order.order_id, None)
+        if stored is None:
+            raise NotFound("order", order.order_id)
+        if (stored.version, stored.status) != (order.version, order.status):
+            raise StaleVersion("order", order.order_id, stored.version)
         # The header changes; the lines stay as they were written.
         self._orders[order.order_id] = cancelled.model_copy(update={"lines": stored.lines})
         for line in order.lines:
@@ -234,18 +234,16 @@ class InMemoryCommerce:
 
     # -- building blocks ---------------------------------------------------------------------
 
-    def _replay(self, request: IdempotentRequest) -> StoredResponse | None:
+    def _replay[M: BaseModel](self, request: IdempotentRequest, snapshot: Snapshot[M]) -> Created[M] | None:
         record = self._keys.get((request.user_id, request.key))
         if record is None:
             return None
         if record.fingerprint != request.fingerprint:
             raise IdempotencyKeyReused(request.key)
-        return StoredResponse(status=record.status, body=json.loads(record.body), replayed=True)
+        return Created(snapshot.load(record.attributes), replayed=True)
 
-    def _remember(self, request: IdempotentRequest, response: StoredResponse) -> None:
-        self._keys[(request.user_id, request.key)] = _KeyRecord(
-            request.fingerprint, response.status, json.dumps(response.body)
-        )
+    def _remember[M: BaseModel](self, request: IdempotentRequest, snapshot: Snapshot[M], value: M) -> None:
+        self._keys[(request.user_id, request.key)] = _KeyRecord(request.fingerprint, snapshot.attributes(value))
 
     def _page[R, V](
         self,

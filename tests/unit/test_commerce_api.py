@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 
+from shopfeed.commerce import bootstrap
 from shopfeed.commerce.routes import orders, products, users
-from shopfeed.commerce.routes.deps import commerce_store
 from shopfeed.platform.http import build_resolver
 from shopfeed.platform.idempotency import REPLAYED_HEADER
 from shopfeed.platform.problems import PROBLEM_JSON
@@ -21,7 +21,7 @@ from tests.unit.fakes import InMemoryCommerce
 @pytest.fixture
 def app(store: InMemoryCommerce) -> APIGatewayHttpResolver:
     resolver = build_resolver(users.router, products.router, orders.router)
-    resolver.dependency_overrides[commerce_store] = lambda: store
+    resolver.dependency_overrides[bootstrap.repository] = lambda: store
     return resolver
 
 

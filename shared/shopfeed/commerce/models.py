@@ -1,21 +1,17 @@
 """Domain models of the commerce context: what services reason about (no keys, no HTTP)."""
 
 from enum import StrEnum
-from typing import Annotated, Any, Final
+from typing import Annotated, Final
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from shopfeed.platform.types import Money, ProductId, Quantity, StockLevel, UserId, Version
+from shopfeed.commerce.types import ProductId, Quantity, StockLevel
+from shopfeed.platform.models import Model
+from shopfeed.platform.types import Money, UserId, Version
 
 # TransactWriteItems takes at most 100 items: an order writes its header, one line and one stock
 # decrement per product, an outbox event and an idempotency record: 3 + 2n <= 100.
 MAX_ORDER_LINES: Final = 48
-
-
-class Model(BaseModel):
-    # defer_build: a model's validator is built on its first use, not at import; a cold start pays
-    # only for the models its first request touches (design §1's import budget).
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Customer(Model):
@@ -85,22 +81,12 @@ class Order(Model):
     lines: tuple[OrderLine, ...] = ()
 
 
-class OutboxEvent(Model):
-    """An integration event written in the same transaction as the change it reports."""
+class Restocked(Model):
+    """Stock added to a product by one restock request."""
 
-    event_id: str
-    event_type: str
-    source: str
-    aggregate_id: str
-    occurred_at: str
-    detail: dict[str, Any]
-
-
-class Page[T](BaseModel):
-    model_config = ConfigDict(defer_build=True)
-
-    items: list[T]
-    next_cursor: str | None = None
+    product_id: ProductId
+    quantity_added: int
+    restocked_at: str
 
 
 class ProductSummary(Model):

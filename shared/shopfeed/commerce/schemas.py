@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, StringConstraints
+from pydantic import Field, Strict, StringConstraints
 
 from shopfeed.commerce.models import (
     MAX_ORDER_LINES,
@@ -13,22 +13,16 @@ from shopfeed.commerce.models import (
     OrderSummary,
     Product,
     ProductSummary,
+    Restocked,
 )
-from shopfeed.platform.types import JSON_INTEGER, Email, Money, ProductId, Quantity, StockLevel
+from shopfeed.commerce.types import ProductId, Quantity, StockLevel
+from shopfeed.platform.models import Request, View
+from shopfeed.platform.types import JSON_INTEGER, Email, Money
 
 MAX_RESTOCK = 1_000_000
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
 Text = Annotated[str, StringConstraints(max_length=4000)]
 Category = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9\-]*$")]
-
-
-class Request(BaseModel):
-    # Built on first use, not at import (see models.Model).
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-
-
-class View(BaseModel):
-    model_config = ConfigDict(defer_build=True)
 
 
 class RegisterUser(Request):
@@ -112,6 +106,10 @@ class RestockView(View):
     product_id: str
     quantity_added: int
     restocked_at: str
+
+    @classmethod
+    def of(cls, restocked: Restocked) -> "RestockView":
+        return cls.model_validate(restocked.model_dump())
 
 
 class OrderLineView(View):

@@ -17,7 +17,6 @@ from shopfeed.platform.currencies import ISO_4217, iso_4217
 from shopfeed.platform.identity import MAX_SUBJECT_LENGTH
 
 UserId = Annotated[str, StringConstraints(min_length=1, max_length=MAX_SUBJECT_LENGTH)]  # a token subject
-ProductId = Annotated[str, StringConstraints(min_length=2, max_length=64, pattern=r"^[A-Z0-9][A-Z0-9\-_]*$")]
 EntityId = Annotated[str, StringConstraints(pattern=r"^[0-9A-HJKMNP-TV-Z]{26}$")]  # a ULID
 
 
@@ -29,10 +28,6 @@ def _integral(value: object) -> object:
 # Counts and amounts are Strict() ints read with JSON_INTEGER: never true or "5" (lax mode would store
 # them as 1 and 5). The validator comes last so the bounds stay in the JSON schema as minimum/maximum.
 JSON_INTEGER = BeforeValidator(_integral)
-# DynamoDB numbers hold 38 digits; every stored count and amount is bounded far below, sums included.
-MAX_STOCK = 10**9
-Quantity = Annotated[int, Strict(), Field(ge=1, le=1000), JSON_INTEGER]
-StockLevel = Annotated[int, Strict(), Field(ge=0, le=MAX_STOCK), JSON_INTEGER]
 Version = Annotated[int, Field(ge=1)]
 CurrencyCode = Annotated[
     str,

@@ -5,11 +5,12 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from shopfeed.commerce import services
-from shopfeed.commerce.routes.deps import IfMatch, Store
+from shopfeed.commerce.routes import Store
 from shopfeed.commerce.schemas import RegisterUser, UpdateProfile, UserView
 from shopfeed.platform import errors
 from shopfeed.platform.http import CurrentCaller, json_response
 from shopfeed.platform.observability import metrics
+from shopfeed.platform.parameters import IfMatch
 from shopfeed.platform.problems import problem_responses
 from shopfeed.platform.types import UserId
 from shopfeed.platform.versioning import expected_version
