@@ -49,9 +49,28 @@ class Commerce(Protocol):
 # -- customers --------------------------------------------------------------------------------
 
 
-def register_customer(store: Commerce, caller: Caller, email: str, name: str) -> Customer:
+def register_customer(store: Commerce, caller: Caller, email: str | None, name: str) -> Customer:
+    """Register the caller. The address is the token's verified ``email`` claim when it carries one (a
+    different address in the body is refused); without one, the body's address is kept unverified: shown
+    to its owner, but it claims nothing, so it cannot keep the real owner of the address out."""
+    if caller.verified_email is not None:
+        if email not in (None, caller.verified_email):
+            raise InvalidRequest("The email must be the verified address of your token (or be left out).")
+        address = caller.verified_email
+    elif email is None:
+        raise InvalidRequest("Your token carries no verified email address: send one in the body.")
+    else:
+        address = email
     now = iso(utc_now())
-    customer = Customer(user_id=caller.user_id, email=email, name=name, created_at=now, updated_at=now, version=1)
+    customer = Customer(
+        user_id=caller.user_id,
+        email=address,
+        email_verified=caller.verified_email is not None,
+        name=name,
+        created_at=now,
+        updated_at=now,
+        version=1,
+    )
     store.add_customer(customer)
     return customer
 

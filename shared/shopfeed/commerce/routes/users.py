@@ -12,6 +12,7 @@ from shopfeed.platform.http import CurrentCaller, json_response
 from shopfeed.platform.observability import metrics
 from shopfeed.platform.parameters import IfMatch
 from shopfeed.platform.problems import problem_responses
+from shopfeed.platform.types import UserId
 from shopfeed.platform.versioning import expected_version
 
 router = Router()
@@ -19,9 +20,9 @@ router = Router()
 
 @router.post(
     "/users",
-    summary="Register me (the token's subject) as a customer",
+    summary="Register me (the token's subject) as a customer, with the token's verified email if it has one",
     status_code=201,
-    responses=problem_responses(errors.AlreadyExists, ok=201),
+    responses=problem_responses(errors.AlreadyExists, errors.EmailInUse, errors.InvalidRequest, ok=201),
     tags=["users"],
 )
 def register(body: RegisterUser, caller: CurrentCaller, store: Store) -> Response[UserView]:
@@ -38,7 +39,7 @@ def register(body: RegisterUser, caller: CurrentCaller, store: Store) -> Respons
     responses=problem_responses(errors.NotFound),
     tags=["users"],
 )
-def get_user(user_id: Annotated[str, Path(max_length=128)], caller: CurrentCaller, store: Store) -> Response[UserView]:
+def get_user(user_id: Annotated[UserId, Path()], caller: CurrentCaller, store: Store) -> Response[UserView]:
     customer, private = services.read_customer(store, caller, caller.user_id if user_id == "me" else user_id)
     return json_response(UserView.of(customer, private), version=customer.version if private else None)
 
