@@ -38,7 +38,6 @@ def search_index(request: pytest.FixtureRequest) -> Iterator[SearchIndex]:
     if request.param == "in-memory":
         yield InMemorySearchIndex()
     elif request.param == "osmem":
-        yield connect(request.getfixturevalue("osmem_url"), None, None)
+        yield connect(request.getfixturevalue("osmem_url"))
     else:
-        engine = connect(os.environ["SEARCH_CONTRACT_ENDPOINT"], os.environ.get("SEARCH_CONTRACT_SIGNING"), None)
-        yield engine
+        yield connect(os.environ["SEARCH_CONTRACT_ENDPOINT"], os.environ.get("SEARCH_CONTRACT_SIGNING", "es"))

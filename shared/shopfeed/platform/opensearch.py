@@ -35,18 +35,20 @@ SIGNING_SERVICES = ("es", "aoss")  # a managed domain, a serverless collection
 _EMULATED_WINDOW = 1000
 
 
-def connect(endpoint: str, signing_service: str | None, region: str | None) -> "OpenSearchIndex":
-    """An adapter for ``endpoint`` (``https://host``, or a bare host as CloudFormation's DomainEndpoint
-    gives it). With a signing service, requests carry SigV4 headers made from the function's role
-    credentials, refreshed by botocore as they rotate; without one they go unsigned (local engines)."""
+def connect(endpoint: str, signing_service: str = "es", region: str | None = None) -> "OpenSearchIndex":
+    """An adapter for ``endpoint``: ``https://host`` (or a bare host, as CloudFormation's DomainEndpoint
+    gives it) is AWS, and requests carry SigV4 headers made from the function's role credentials,
+    refreshed by botocore as they rotate; ``http://host:port`` is a local engine, unsigned."""
     url = endpoint if "://" in endpoint else f"https://{endpoint}"
+    local = url.startswith("http://")  # AWS serves search over HTTPS only
     auth = None
-    if signing_service:
+    if not local:
         if signing_service not in SIGNING_SERVICES:
             raise ValueError(f"search signing service must be one of {SIGNING_SERVICES}, not {signing_service!r}")
         import boto3  # only signed adapters need credentials
 
-        auth = Urllib3AWSV4SignerAuth(boto3.Session().get_credentials(), region, signing_service)
+        session = boto3.Session()
+        auth = Urllib3AWSV4SignerAuth(session.get_credentials(), region or session.region_name, signing_service)
     client = OpenSearch(
         hosts=[url],
         http_auth=auth,
@@ -55,18 +57,19 @@ def connect(endpoint: str, signing_service: str | None, region: str | None) -> "
         timeout=5,
         max_retries=2,
         retry_on_timeout=True,
-        http_compress=bool(signing_service),
+        http_compress=not local,
     )
-    return OpenSearchIndex(client)
+    # Amazon OpenSearch pages by search_after on relevance; a local engine is asked who it is.
+    return OpenSearchIndex(client, score_paging=None if local else True)
 
 
 class OpenSearchIndex:
     """``SearchIndex`` on an OpenSearch client."""
 
-    def __init__(self, client: OpenSearch) -> None:
+    def __init__(self, client: OpenSearch, score_paging: bool | None = None) -> None:
         self._client = client
         self._ensured: set[str] = set()
-        self._score_paging: bool | None = None
+        self._score_paging = score_paging
 
     def ensure_index(self, spec: IndexSpec) -> bool:
         try:
