@@ -38,6 +38,7 @@ def search_index(request: pytest.FixtureRequest) -> Iterator[SearchIndex]:
     if request.param == "in-memory":
         yield InMemorySearchIndex()
     elif request.param == "osmem":
-        yield connect(request.getfixturevalue("osmem_url"))
+        # A generous timeout: two cores shared by parallel test workers can stall one bulk request.
+        yield connect(request.getfixturevalue("osmem_url"), timeout=60)
     else:
         yield connect(os.environ["SEARCH_CONTRACT_ENDPOINT"], os.environ.get("SEARCH_CONTRACT_SIGNING", "es"))

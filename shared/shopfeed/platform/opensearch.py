@@ -35,7 +35,9 @@ SIGNING_SERVICES = ("es", "aoss")  # a managed domain, a serverless collection
 _EMULATED_WINDOW = 1000
 
 
-def connect(endpoint: str, signing_service: str = "es", region: str | None = None) -> "OpenSearchIndex":
+def connect(
+    endpoint: str, signing_service: str = "es", region: str | None = None, timeout: float = 5
+) -> "OpenSearchIndex":
     """An adapter for ``endpoint``: ``https://host`` (or a bare host, as CloudFormation's DomainEndpoint
     gives it) is AWS, and requests carry SigV4 headers made from the function's role credentials,
     refreshed by botocore as they rotate; ``http://host:port`` is a local engine, unsigned."""
@@ -53,8 +55,8 @@ def connect(endpoint: str, signing_service: str = "es", region: str | None = Non
         hosts=[url],
         http_auth=auth,
         connection_class=Urllib3HttpConnection,
-        # Lambda's timeout bounds the call; a short read timeout and two retries fit inside it.
-        timeout=5,
+        # In a function, Lambda's timeout bounds the call: a short read timeout and two retries fit inside it.
+        timeout=timeout,
         max_retries=2,
         retry_on_timeout=True,
         http_compress=not local,
