@@ -20,8 +20,9 @@ PRODUCTS: Final = IndexSpec(
     revision=1,
     fields={
         "product_id": {"type": "keyword"},
-        "name": {"type": "text"},
-        "description": {"type": "text"},
+        # English stemming: "shirts" finds "T-Shirt".
+        "name": {"type": "text", "analyzer": "english"},
+        "description": {"type": "text", "analyzer": "english"},
         "category": {"type": "keyword"},
         "price": {"properties": {"amount": {"type": "long"}, "currency": {"type": "keyword"}}},
         "updated_at": {"type": "date"},
