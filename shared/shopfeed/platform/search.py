@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
+from shopfeed.platform.errors import DomainError
+
 VERSION_FIELD = "version"
 DELETED_FIELD = "deleted"
 # Every index carries these next to its own fields: the external version read back, and the tombstone flag.
@@ -89,8 +91,15 @@ class SearchWriteFailed(Exception):
         self.reason = reason
 
 
-class SearchUnavailable(Exception):
-    """The engine cannot be reached or answered an error for the whole request."""
+class SearchUnavailable(DomainError):
+    """The engine cannot be reached, answered an error for the whole request, or is not configured."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__("Search is unavailable right now; try again later.")
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return self.reason
 
 
 @dataclass(frozen=True)
