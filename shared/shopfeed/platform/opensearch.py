@@ -56,6 +56,7 @@ def connect(
         http_auth=auth,
         connection_class=Urllib3HttpConnection,
         # In a function, Lambda's timeout bounds the call: a short read timeout and two retries fit inside it.
+        # Retrying a bulk request that had landed is harmless: its writes come back stale (external versions).
         timeout=timeout,
         max_retries=2,
         retry_on_timeout=True,
