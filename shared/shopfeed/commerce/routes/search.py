@@ -18,7 +18,8 @@ from shopfeed.platform.search import SearchUnavailable
 router = Router()
 SearchText = Annotated[
     str,
-    StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
+    # At least one character that is not a space (the pattern says so in the OpenAPI document too).
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=200, pattern=r"\S"),
     Query(description="Words to look for in the name, description and category"),
 ]
 
