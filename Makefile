@@ -23,7 +23,7 @@ PYTEST := $(PY) -m pytest
 SAM_BUILD_FLAGS ?= --cached --parallel
 
 .PHONY: help deps dev token test test-unit test-integration test-ddblocal test-e2e test-samlocal test-template test-local \
-        lint format typecheck openapi build deploy bench clean sam-setup sam-api
+        lint format typecheck openapi build deploy bench clean sam-setup sam-api reindex
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -56,6 +56,9 @@ deps: $(VENV)/.synced $(SAM) $(CHECKOV) $(SCHEMATHESIS) node_modules/.installed 
 
 dev: deps  ## run the whole stack locally: API on :3000, streams, queues, seed data (ARGS="--engine moto")
 	$(PY) -m local.stack $(ARGS)
+
+reindex: $(VENV)/.synced  ## rebuild the products search index from the table of a running `make dev` (RATE=200/s)
+	$(PY) -m shopfeed.commerce.reindex --stack $(or $(STACK),http://127.0.0.1:3000) --rate $(or $(RATE),200)
 
 token: $(VENV)/.synced  ## print a dev JWT: make token SUB=U100 GROUPS=admin,ops
 	@$(PY) -m local.tokens --sub "$(or $(SUB),U100)" --groups "$(GROUPS)"

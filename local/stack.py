@@ -139,8 +139,10 @@ def build(args: argparse.Namespace, running: engines.Engines, stop: threading.Ev
     """Provision, load the functions and wire the API, pollers and schedules (nothing runs yet)."""
     template = cfn.load()
     issuer = issuer_for(args.port)
-    # The template's external-issuer parameters point its authorizer at the local identity provider.
-    parameters = {"JwtIssuer": issuer, "JwtAudience": AUDIENCE, **dict(args.parameter)}
+    # The template's external-issuer parameters point its authorizer at the local identity provider,
+    # and its search endpoint parameter at the embedded engine (plain HTTP: the functions do not sign).
+    search = {"SearchEndpoint": running.search_endpoint} if running.search_endpoint else {}
+    parameters = {"JwtIssuer": issuer, "JwtAudience": AUDIENCE, **search, **dict(args.parameter)}
     provisioned = provision(template, running, args.state_dir, parameters)
     resolver = provisioned.resolver
 

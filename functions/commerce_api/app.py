@@ -1,4 +1,4 @@
-"""Commerce HTTP API: customers, catalog, stock and orders (routes in shopfeed.commerce.routes)."""
+"""Commerce HTTP API: customers, catalog, stock, product search and orders (routes in shopfeed.commerce.routes)."""
 
 from typing import Any
 
@@ -6,12 +6,12 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shopfeed.commerce import bootstrap
-from shopfeed.commerce.routes import orders, products, users
+from shopfeed.commerce.routes import orders, products, search, users
 from shopfeed.platform import warmup
 from shopfeed.platform.http import build_resolver
 from shopfeed.platform.observability import logger, metrics
 
-app = build_resolver(users.router, products.router, orders.router)
+app = build_resolver(users.router, products.router, search.router, orders.router)
 warmup.prime(bootstrap.repository, resolver=app)
 
 

@@ -15,8 +15,9 @@ from shopfeed.platform.observability import logger, metrics
 
 ROUTES: dict[str, streams.RecordTypeHandler] = {
     items.OUTBOX_EVENT: consumers.relay_outbox_events,
+    items.PRODUCT: consumers.sync_product_search,
 }
-warmup.prime(bootstrap.relay_ports)
+warmup.prime(bootstrap.relay_ports, bootstrap.search_index)
 
 
 @logger.inject_lambda_context

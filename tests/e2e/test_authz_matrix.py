@@ -35,6 +35,7 @@ MATRIX: dict[str, tuple[int | str, ...]] = {
     "GET /products/{product_id}":         (401,     200,       200,       200,       200),
     "PATCH /products/{product_id}":       (401,     403,       403,       200,       403),
     "GET /products":                      (401,     200,       200,       200,       200),
+    "GET /search/products":               (401,     200,       200,       200,       200),
     "POST /products/{product_id}/stock":  (401,     403,       403,       201,       403),
     "POST /orders":                       (401,     201,       201,       201,       201),
     "GET /orders/{order_id}":             (401,     404,       200,       404,       200),
@@ -100,6 +101,7 @@ def _cell(world: World, operation: str, role: str) -> requests.Response:
             headers={"If-Match": world.etag(role, f"/products/{product_id}")},
         ),
         "GET /products": lambda: client.get("/products", params={"category": "matrix"}),
+        "GET /search/products": lambda: client.get("/search/products", params={"q": "matrix"}),
         "POST /products/{product_id}/stock": lambda: client.post(
             f"/products/{product_id}/stock", json={"quantity": 1}, headers=key
         ),

@@ -21,6 +21,7 @@ ROUTES: list[tuple[str, str, Any, dict[str, Any], dict[str, str]]] = [
     ("GET", "/products/P-RED-TSHIRT", None, {}, {}),
     ("PATCH", "/products/P-RED-TSHIRT", {"name": "Tee"}, {}, if_match('"1"')),
     ("GET", "/products", None, {"category": "tshirts"}, {}),
+    ("GET", "/search/products", None, {"q": "shirt"}, {}),
     ("POST", "/products/P-RED-TSHIRT/stock", {"quantity": 1}, {}, idempotency_key()),
     ("POST", "/orders", order_body(line()), {}, idempotency_key()),
     ("GET", f"/orders/{ORDER_ID}", None, {}, {}),

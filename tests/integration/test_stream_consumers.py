@@ -26,6 +26,7 @@ from tests.integration.outbox_support import (
 from tests.support.client import ApiClient
 from tests.support.factories import create_product
 from tests.support.tables import table_items
+from tests.unit.builders import customer
 
 NOW = datetime(2026, 3, 5, 10, 0, tzinfo=UTC)
 
@@ -97,11 +98,11 @@ def test_an_outbox_item_expiring_passes_through_the_commerce_consumer_without_pu
 def test_a_record_of_a_type_without_a_route_is_logged_and_counted_not_silently_acknowledged(
     admin: ApiClient, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
-    # given: a product record, which the commerce consumer has no handler for
+    # given: a customer record, which the commerce consumer has no handler for
     stream = CommerceStream()
-    create_product(admin, "P-RED-TSHIRT")
+    clients.dynamodb().put_item(TableName="CommerceTable", Item=dynamo.serialize(items.customer_item(customer())))
     records = stream.read()
-    assert [json.loads(json.dumps(r))["dynamodb"]["NewImage"]["entity_type"]["S"] for r in records] == ["Product"]
+    assert [json.loads(json.dumps(r))["dynamodb"]["NewImage"]["entity_type"]["S"] for r in records] == ["Customer"]
     capsys.readouterr()
 
     # when
@@ -112,7 +113,7 @@ def test_a_record_of_a_type_without_a_route_is_logged_and_counted_not_silently_a
     output = capsys.readouterr().out
     assert emitted_metrics(output)[streams.UNROUTED_METRIC] == 1
     logged = [record for record in caplog.records if record.getMessage() == "stream record has no handler"]
-    assert [(record.levelname, record.__dict__["entity_type"]) for record in logged] == [("ERROR", "Product")]
+    assert [(record.levelname, record.__dict__["entity_type"]) for record in logged] == [("ERROR", "Customer")]
 
 
 # -- exactly-once effects ----------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""The composition root of the commerce context: settings, clients, repository, outbox and
-publisher wired in one place. Routes, consumers and the sweeper ask it; nothing else builds a port.
+"""The composition root of the commerce context: settings, clients, repository, outbox, publisher
+and search index wired in one place. Routes, consumers and the sweeper ask it; nothing else builds a port.
 
 Everything is built on first use and kept for the container's life (clients come from the
 platform's per-container factories); ``reset`` forgets it (tests switch environments between tests).
@@ -12,19 +12,38 @@ from shopfeed.commerce import items
 from shopfeed.commerce.repository import CommerceRepository
 from shopfeed.commerce.settings import CommerceApiSettings, CommerceStreamSettings, CommerceSweeperSettings
 from shopfeed.platform import clients, dynamo
-from shopfeed.platform.config import settings
+from shopfeed.platform.config import SearchSettings, settings
 from shopfeed.platform.cursors import CursorCodec, signing_key
 from shopfeed.platform.outbox import OutboxRepository
 from shopfeed.platform.publisher import EventBridgePublisher
+from shopfeed.platform.search import SearchIndex
+
+
+@cache
+def cursors() -> CursorCodec:
+    """The API's cursor signer (its key is read once per container)."""
+    return CursorCodec(signing_key(settings(CommerceApiSettings)))
 
 
 @cache
 def repository() -> CommerceRepository:
     """CommerceTable for the API: the repository its routes depend on."""
     config = settings(CommerceApiSettings)
-    return CommerceRepository(
-        dynamo.Table(clients.dynamodb(), config.commerce_table_name), CursorCodec(signing_key(config))
-    )
+    return CommerceRepository(dynamo.Table(clients.dynamodb(), config.commerce_table_name), cursors())
+
+
+@cache
+def search_index() -> SearchIndex | None:
+    """The search engine, or None when the stack has none (no SEARCH_ENDPOINT: search is off).
+
+    opensearch-py is imported here, on first use: ~0.5 s the API's other routes should not pay at init.
+    """
+    config = settings(SearchSettings)
+    if not config.search_endpoint:
+        return None
+    from shopfeed.platform.opensearch import connect
+
+    return connect(config.search_endpoint, config.search_signing_service)
 
 
 def _outbox_ports(config: CommerceStreamSettings) -> tuple[EventBridgePublisher, OutboxRepository]:
@@ -50,5 +69,5 @@ def sweeper_ports() -> tuple[EventBridgePublisher, OutboxRepository, timedelta]:
 
 def reset() -> None:
     """Forget every port built (tests change the environment between tests)."""
-    for factory in (repository, relay_ports, sweeper_ports):
+    for factory in (cursors, repository, search_index, relay_ports, sweeper_ports):
         factory.cache_clear()

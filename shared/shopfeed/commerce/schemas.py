@@ -17,6 +17,7 @@ from shopfeed.commerce.models import (
 )
 from shopfeed.commerce.types import ProductId, Quantity, StockLevel
 from shopfeed.platform.models import Request, View
+from shopfeed.platform.search import SearchHit
 from shopfeed.platform.types import JSON_INTEGER, Email, Money
 
 MAX_RESTOCK = 1_000_000
@@ -99,6 +100,26 @@ class ProductView(View):
 
 class ProductPage(View):
     items: list[ProductSummary]
+    next_cursor: str | None
+
+
+class ProductHit(View):
+    """A search result: what a result row shows. Stock is not indexed: GET /products/{id} has it."""
+
+    product_id: str
+    name: str
+    description: str
+    category: str
+    price: Money
+    score: float
+
+    @classmethod
+    def of(cls, hit: SearchHit) -> "ProductHit":
+        return cls.model_validate({**hit.body, "score": hit.score})
+
+
+class ProductSearchPage(View):
+    items: list[ProductHit]
     next_cursor: str | None
 
 

@@ -6,7 +6,7 @@ start pays for it only once and tests can change the environment before the firs
 
 import os
 from functools import cache
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,6 +36,12 @@ class OutboxSweeperSettings(OutboxSettings):
     # Items unpublished for longer than this are re-driven; shorter than the stream's retry window
     # would publish twice for no reason, longer risks the 24 h stream retention.
     outbox_sweep_after_seconds: Annotated[int, Field(ge=10)] = 300
+
+
+class SearchSettings(Settings):
+    # Empty: the stack has no search engine; search answers 503 and the sync leaves records alone.
+    search_endpoint: str | None = None
+    search_signing_service: Literal["es", "aoss"] = "es"
 
 
 @cache

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from shopfeed.platform import errors
+from shopfeed.platform.search import SearchUnavailable
 
 PROBLEM_JSON = "application/problem+json"
 _TYPE_BASE = "https://shopfeed.dev/problems/"
@@ -50,6 +51,7 @@ PROBLEMS: dict[type[errors.DomainError], ProblemSpec] = {
         HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "unsupported-media-type", "Unsupported media type"
     ),
     errors.MalformedBody: ProblemSpec(HTTPStatus.BAD_REQUEST, "malformed-body", "Malformed body"),
+    SearchUnavailable: ProblemSpec(HTTPStatus.SERVICE_UNAVAILABLE, "search-unavailable", "Search unavailable"),
 }
 
 

@@ -1,0 +1,97 @@
+"""Search sync: table changes (stream records) → index writes that never regress a document.
+
+A ``Projection`` says how an item becomes a document; ``sync`` turns a batch of changes into writes
+versioned by the item's ``version`` (see ``platform.search`` for the guarantees) and answers which
+records failed, for the stream consumer's partial batch response.
+"""
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from shopfeed.platform import dynamo
+from shopfeed.platform.search import (
+    IndexSpec,
+    Outcome,
+    Remove,
+    SearchIndex,
+    SearchUnavailable,
+    SearchWriteFailed,
+    Upsert,
+    Write,
+)
+from shopfeed.platform.streams import ChangeKind, Failures, ItemChange
+
+
+@dataclass(frozen=True)
+class Projection:
+    """How the items of one record type are indexed.
+
+    ``document`` maps an item to the document's id and body (raising KeyError or ValueError for an item
+    that can never be indexed); ``id_of`` finds the id in any image, a REMOVE's old one included.
+    Only versioned changes reach the index: a MODIFY that leaves ``version`` as it was (a stock
+    decrement, a counter) changed nothing a document holds.
+    """
+
+    spec: IndexSpec
+    document: Callable[[dynamo.Item], tuple[str, Mapping[str, Any]]]
+    id_of: Callable[[dynamo.Item], str]
+    version_attribute: str = "version"
+
+    def version(self, image: dynamo.Item) -> int:
+        return int(image[self.version_attribute])
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    applied: int
+    stale: int
+    skipped: int
+    failures: Failures
+
+
+def write_for(change: ItemChange, projection: Projection) -> Write | None:
+    """The index write one change calls for, or None when it changes nothing indexed.
+    Raises KeyError / ValueError for an image that cannot be indexed."""
+    if change.kind is ChangeKind.REMOVE:
+        removed = change.old_image or {}
+        return Remove(projection.id_of(removed), projection.version(removed))
+    new = change.new_image or {}
+    old = change.old_image
+    if change.kind is ChangeKind.MODIFY and old is not None and projection.version(old) == projection.version(new):
+        return None
+    doc_id, body = projection.document(new)
+    return Upsert(doc_id, projection.version(new), body)
+
+
+def sync(changes: Sequence[ItemChange], projection: Projection, index: SearchIndex) -> SyncReport:
+    """Write every change of the batch to the index in one request; the records that failed, by
+    sequence number. A stale write (the index holds that version or newer) is a success."""
+    failures: Failures = {}
+    pending: list[tuple[str, Write]] = []
+    skipped = 0
+    for change in changes:
+        try:
+            write = write_for(change, projection)
+        except (KeyError, ValueError) as error:  # ValueError includes pydantic's ValidationError
+            failures[change.sequence_number] = error
+            continue
+        if write is None:
+            skipped += 1
+        else:
+            pending.append((change.sequence_number, write))
+    try:
+        outcomes = index.write(projection.spec, [write for _, write in pending])
+    except SearchUnavailable as error:
+        # Nothing got through: every record of the batch is retried (Lambda resumes at the first).
+        failures.update({sequence_number: error for sequence_number, _ in pending})
+        return SyncReport(0, 0, skipped, failures)
+    applied = stale = 0
+    for (sequence_number, _), outcome in zip(pending, outcomes, strict=True):
+        if isinstance(outcome, SearchWriteFailed):
+            failures[sequence_number] = outcome
+        elif outcome is Outcome.APPLIED:
+            applied += 1
+        else:
+            stale += 1
+    return SyncReport(applied, stale, skipped, failures)

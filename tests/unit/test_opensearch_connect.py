@@ -1,0 +1,37 @@
+"""How the OpenSearch adapter reaches its engine: SigV4 to AWS endpoints, plain HTTP to local ones."""
+
+import pytest
+
+from shopfeed.platform.opensearch import connect
+
+DOMAIN = "search-shopfeed-dev-abc123.us-east-1.es.amazonaws.com"
+
+
+def signed_headers(endpoint: str, service: str = "es") -> dict[str, str]:
+    connection = connect(endpoint, service)._client.transport.get_connection()
+    if connection.http_auth is None:
+        return {}
+    return dict(connection.http_auth("GET", f"{connection.host}/products/_search", b"{}"))
+
+
+@pytest.mark.parametrize("service", ["es", "aoss"])
+def test_an_aws_endpoint_is_signed_with_the_function_credentials_for_its_service(service: str) -> None:
+    # when: a bare host, as CloudFormation's DomainEndpoint gives it
+    headers = signed_headers(DOMAIN, service)
+    # then
+    assert headers["Authorization"].startswith("AWS4-HMAC-SHA256 Credential=testing/")
+    assert f"/us-east-1/{service}/aws4_request" in headers["Authorization"]
+    assert headers["X-Amz-Security-Token"] == "testing"
+
+
+def test_a_local_engine_over_plain_http_is_not_signed() -> None:
+    # when
+    headers = signed_headers("http://127.0.0.1:9200")
+    # then
+    assert headers == {}
+
+
+def test_an_unknown_signing_service_is_refused() -> None:
+    # when / then
+    with pytest.raises(ValueError, match="signing service"):
+        connect(f"https://{DOMAIN}", "s3")
