@@ -104,3 +104,10 @@ class PullAuthor(Model):
 
     author_id: UserId
     last_pull_post_at: str
+
+
+class Page[T](BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
+    items: list[T]
+    next_cursor: str | None = None
