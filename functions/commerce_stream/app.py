@@ -12,9 +12,10 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shopfeed.commerce import items, outbox
+from shopfeed.commerce.settings import CommerceStreamSettings
 from shopfeed.platform import streams
 from shopfeed.platform.clock import utc_now
-from shopfeed.platform.config import CommerceStreamSettings, settings
+from shopfeed.platform.config import settings
 from shopfeed.platform.observability import logger, metrics
 
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
