@@ -10,10 +10,11 @@ from datetime import datetime
 from typing import Any
 
 from shopfeed.feed import items
-from shopfeed.feed.models import Delivery, FeedEntry, Follow, Page, Post, PostSummary, Profile
+from shopfeed.feed.models import Delivery, FeedEntry, Follow, Post, PostSummary, Profile
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.errors import AlreadyExists, IdempotencyKeyReused, NotFound, StaleVersion
 from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
+from shopfeed.platform.models import Page
 
 
 def _newest_first(at: str, ident: str) -> str:

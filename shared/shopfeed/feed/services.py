@@ -3,11 +3,12 @@
 from datetime import datetime
 from typing import Any, Protocol
 
-from shopfeed.feed.models import Delivery, Follow, Page, Post, PostSummary, Profile
+from shopfeed.feed.models import Delivery, Follow, Post, PostSummary, Profile
 from shopfeed.platform.clock import iso, new_id, utc_now
 from shopfeed.platform.errors import Forbidden, InvalidRequest, NotFound
 from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
 from shopfeed.platform.identity import Caller
+from shopfeed.platform.models import Page
 
 CREATED = 201
 
