@@ -99,7 +99,7 @@ class OutboxRepository:
         for shard in range(keys.OUTBOX_SHARDS):
             pages = paginator.paginate(
                 TableName=self._table,
-                IndexName=keys.UNPUBLISHED_OUTBOX.name,
+                IndexName=str(keys.UNPUBLISHED_OUTBOX.name),
                 KeyConditionExpression="unpublished_pk = :pk AND unpublished_sk < :before",
                 ExpressionAttributeValues={
                     ":pk": dynamo.value(keys.unpublished_partition(shard)),

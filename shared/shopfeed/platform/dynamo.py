@@ -4,14 +4,14 @@ single-table repository needs, and TransactWriteItems whose cancellation reasons
 Repositories keep the meaning (key formats from their ``keys.py``, domain errors); this module keeps
 the mechanics (expressions, placeholders, retries of contended transactions)::
 
-    table = dynamo.Table(clients.dynamodb(), "CommerceTable")
+    table = dynamo.Table(clients.dynamodb(), table_name)
     transaction = dynamo.Transaction()
-    transaction.add("order", table.put_op(order_item, if_absent=True))
-    transaction.add("stock:P-1", table.update_op(key, dynamo.Update(add={"available": -1}), condition=...))
+    transaction.add("post", table.put_op(post_item, if_absent=True))
+    transaction.add("counter:U1", table.update_op(key, dynamo.Update(add={"posts": 1}), condition=...))
     try:
-        table.transact(transaction, busy="stock of P-1")
+        table.transact(transaction, busy="posts of U1")
     except dynamo.TransactionCancelled as cancelled:
-        if cancelled.failed("stock:P-1"): ...
+        if cancelled.failed("counter:U1"): ...
 
 Conditions are boto3's own ``Attr`` / ``Key`` builders, rendered for the low-level client here.
 """
@@ -39,6 +39,7 @@ _deserializer = TypeDeserializer()
 Item = dict[str, Any]
 # TransactWriteItems takes at most 100 items (DynamoDB quota).
 MAX_TRANSACTION_ITEMS: Final = 100
+_BATCH_ATTEMPTS: Final = 5
 PARTITION: Final = "PK"
 SORT: Final = "SK"
 
@@ -164,8 +165,8 @@ class Reason:
 
 
 class Transaction:
-    """The items of one TransactWriteItems, each under a label that names it (``"order"``,
-    ``"stock:P-RED"``). DynamoDB answers cancellation reasons in item order; labels spare every
+    """The items of one TransactWriteItems, each under a label that names it (``"post"``,
+    ``"counter:U1"``). DynamoDB answers cancellation reasons in item order; labels spare every
     caller from counting positions, which breaks silently when someone adds an item."""
 
     def __init__(self) -> None:
@@ -263,6 +264,13 @@ class ConditionFailed(Exception):
         self.current = current
 
 
+class TableBusy(Exception):
+    """DynamoDB kept answering part of a batch request as unprocessed (throttling)."""
+
+    def __init__(self, table: str) -> None:
+        super().__init__(f"table {table} left part of a batch unprocessed after every attempt")
+
+
 class Table:
     """One DynamoDB table through the low-level client: the operations a repository is built from.
 
@@ -279,6 +287,28 @@ class Table:
     def get(self, key: Mapping[str, str], consistent: bool = True) -> Item | None:
         response = self.client.get_item(TableName=self.name, Key=serialize(key), ConsistentRead=consistent)
         return deserialize(response["Item"]) if "Item" in response else None
+
+    def get_many(self, keys: Sequence[Mapping[str, str]], attributes: Sequence[str] = ()) -> list[Item]:
+        """The items of up to 100 ``keys`` (BatchGetItem, strongly consistent), in no particular order;
+        missing items are left out. ``attributes`` projects (all when empty)."""
+        request: dict[str, Any] = {"Keys": [serialize(key) for key in keys], "ConsistentRead": True}
+        if attributes:
+            names = {f"#p{n}": name for n, name in enumerate(attributes)}
+            request |= {"ProjectionExpression": ", ".join(names), "ExpressionAttributeNames": names}
+        found: list[Item] = []
+        pending: dict[str, Any] = {self.name: request} if keys else {}
+        # Keys DynamoDB did not get to (throttling, 16 MB) come back as UnprocessedKeys: ask again.
+        for attempt in range(_BATCH_ATTEMPTS):
+            if not pending:
+                return found
+            if attempt:
+                time.sleep(random.uniform(0, 0.01 * 2**attempt))
+            response = self.client.batch_get_item(RequestItems=pending)
+            found += [deserialize(item) for item in response["Responses"].get(self.name, [])]
+            pending = dict(response.get("UnprocessedKeys") or {})
+        if pending:
+            raise TableBusy(self.name)
+        return found
 
     def put_if_absent(self, item: Mapping[str, Any]) -> bool:
         """Write ``item`` unless its key is taken; False (nothing written) if it was."""
@@ -367,7 +397,7 @@ class Table:
         the index's sort key: ``where=lambda sk: sk.begins_with("LINE#")``). The raw response:
         pagers need its DynamoDB-typed keys to build cursors."""
         expressions = _Expressions()
-        condition = Key(index.partition_key).eq(partition)
+        condition: ConditionBase = Key(index.partition_key).eq(partition)
         if where is not None:
             condition = condition & where(Key(index.sort_key))
         arguments: dict[str, Any] = {

@@ -36,7 +36,7 @@ def query_page(
 ) -> tuple[list[dynamo.Item], str | None]:
     """Up to ``limit`` items of ``partition`` and the cursor of the next page (None on the last).
 
-    ``scope`` names the query and its parameters (``orders-by-user:U100``): a cursor is accepted only
+    ``scope`` names the query and its parameters (``posts-by-user:U100``): a cursor is accepted only
     by the query it came from. Raises InvalidCursor.
     """
     start = codec.decode(scope, cursor)
