@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, Final
 from shopfeed.feed import items, keys
 from shopfeed.feed.models import Delivery, FeedEntry, Follow, Post, PostSummary, Profile, PullAuthor
 from shopfeed.platform import dynamo, idempotency
-from shopfeed.platform.batch import batch_get
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.dynamo import BASE_TABLE, Transaction, Update
 from shopfeed.platform.errors import AlreadyExists, InvalidCursor, NotFound, StaleVersion
@@ -38,6 +37,7 @@ _FOLLOWER: Final = "follower"
 # BatchGetItem, 100 keys a call).
 MAX_MERGED_AUTHORS: Final = 20
 MAX_PULL_AUTHORS: Final = 1000
+_KEYS_PER_BATCH_GET: Final = 100  # DynamoDB's limit
 
 
 class FeedRepository:
@@ -228,9 +228,12 @@ class FeedRepository:
         candidates = {a.author_id: a for a in self._recent_pull_authors() if a.author_id != user_id}
         if not candidates:
             return []
-        edges = batch_get(
-            self._table.client, {self._table.name: [keys.follow(author, user_id) for author in candidates]}
-        )[self._table.name]
+        edge_keys = [keys.follow(author, user_id) for author in candidates]
+        edges = [
+            edge
+            for start in range(0, len(edge_keys), _KEYS_PER_BATCH_GET)
+            for edge in self._table.get_many(edge_keys[start : start + _KEYS_PER_BATCH_GET], items.FOLLOW_ATTRIBUTES)
+        ]
         followed = [candidates[items.follow_from(edge).followee_id] for edge in edges]
         followed.sort(key=lambda a: (a.last_pull_post_at, a.author_id), reverse=True)
         return [a.author_id for a in followed[:MAX_MERGED_AUTHORS]]
@@ -249,8 +252,8 @@ class FeedRepository:
     def _posts(self, entries: Sequence[FeedEntry]) -> list[Post]:
         if not entries:
             return []
-        found = batch_get(self._table.client, {self._table.name: [keys.post(e.post_id) for e in entries]})
-        by_id = {post.post_id: post for post in map(items.post_from, found[self._table.name])}
+        found = self._table.get_many([keys.post(e.post_id) for e in entries])
+        by_id = {post.post_id: post for post in map(items.post_from, found)}
         return [by_id[e.post_id] for e in entries if e.post_id in by_id]
 
     # -- building blocks ---------------------------------------------------------------------
