@@ -1,0 +1,106 @@
+"""Domain models of the feed context: what services reason about (no keys, no HTTP)."""
+
+import unicodedata
+from enum import StrEnum
+from typing import Annotated, Final
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+
+from shopfeed.platform.types import UserId, Version
+
+MAX_TAGS: Final = 10
+MAX_POST_LENGTH: Final = 2000
+
+Handle = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, to_lower=True, min_length=3, max_length=30, pattern=r"^[a-z0-9_]+$"),
+]
+DisplayName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=80)]
+Bio = Annotated[str, StringConstraints(strip_whitespace=True, max_length=280)]
+PostText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_POST_LENGTH)]
+TAG_PATTERN: Final = r"^[a-z0-9_]{1,50}$"
+Tag = Annotated[str, StringConstraints(pattern=TAG_PATTERN)]
+Count = Annotated[int, Field(ge=0)]
+
+
+def normalise_tag(raw: str) -> str:
+    """``#DynamoDB`` → ``dynamodb``: NFKC, trimmed, one leading ``#`` dropped, lower-cased."""
+    return unicodedata.normalize("NFKC", raw).strip().removeprefix("#").lower()
+
+
+def _distinct(tags: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(tags))
+
+
+Tags = Annotated[tuple[Tag, ...], AfterValidator(_distinct), Field(max_length=MAX_TAGS)]
+
+
+class Model(BaseModel):
+    # defer_build: a model's validator is built on its first use, not at import (design §1).
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+
+class Profile(Model):
+    """A user's social profile. The counters are written by the feed stream consumer, never by the API,
+    and without bumping ``version``: a follow must not invalidate the ETag of a profile edit."""
+
+    user_id: UserId
+    handle: Handle
+    display_name: DisplayName
+    bio: Bio = ""
+    created_at: str
+    updated_at: str
+    version: Version
+    followers_count: Count = 0
+    following_count: Count = 0
+    posts_count: Count = 0
+
+
+class Delivery(StrEnum):
+    """How a post reaches its author's followers, decided once when it is written."""
+
+    FANOUT = "fanout"  # one feed entry per follower, written by the fanout worker
+    PULL = "pull"  # the author was above the celebrity threshold: followers' feeds merge it at read time
+
+
+class Post(Model):
+    post_id: str
+    author_id: UserId
+    text: PostText
+    tags: Tags = ()
+    created_at: str
+    delivery: Delivery
+    likes_count: Count = 0
+    comments_count: Count = 0
+
+
+class PostSummary(Model):
+    """What the post lists project (PostsByAuthor, PostsByTag): posts are immutable, so the copy on a
+    tag item never goes stale. Counters change, so lists leave them out."""
+
+    post_id: str
+    author_id: UserId
+    text: str
+    tags: tuple[str, ...] = ()
+    created_at: str
+
+
+class FeedEntry(Model):
+    """A post in someone's home feed: a small reference, the post itself is read with the page."""
+
+    post_id: str
+    author_id: UserId
+    created_at: str
+
+
+class Follow(Model):
+    follower_id: UserId
+    followee_id: UserId
+    followed_at: str
+
+
+class PullAuthor(Model):
+    """An author whose posts of the feed-retention window are merged into followers' feeds at read time."""
+
+    author_id: UserId
+    last_pull_post_at: str

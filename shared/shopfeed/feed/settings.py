@@ -1,0 +1,19 @@
+"""Configuration of the feed functions (read lazily, see platform.config)."""
+
+from typing import Annotated
+
+from pydantic import Field
+
+from shopfeed.platform.config import CursorSettings, Settings
+
+
+class FeedSettings(Settings):
+    feed_table_name: Annotated[str, Field(min_length=3)]
+    # An author with at least this many followers is a celebrity: their new posts are not fanned out
+    # but merged into followers' home feeds at read time. Read by the post service, which records the
+    # decision on the post (``delivery``); consumers follow the record, never the setting.
+    celebrity_follower_threshold: Annotated[int, Field(ge=1)] = 25_000
+
+
+class FeedApiSettings(FeedSettings, CursorSettings):
+    pass
