@@ -8,15 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from shopfeed.feed.fanout import FanoutTask, FollowerPage
-
-
-@dataclass(frozen=True)
-class Entry:
-    follower_id: str
-    post_id: str
-    author_id: str
-    created_at: str
-    expires_at: int
+from shopfeed.feed.models import FeedEntry
 
 
 @dataclass
@@ -25,7 +17,7 @@ class InMemoryFanout:
 
     posts: set[str] = field(default_factory=set)
     audience: dict[str, list[str]] = field(default_factory=dict)  # author -> followers
-    entries: dict[tuple[str, str], Entry] = field(default_factory=dict)  # (follower, post) -> entry
+    entries: dict[tuple[str, str], FeedEntry] = field(default_factory=dict)  # (follower, post) -> entry
     entry_writes: int = 0
     # Runs after each add_entries: lets a test delete the post while a page is being written.
     after_add: Callable[[], None] = lambda: None
@@ -39,17 +31,15 @@ class InMemoryFanout:
     def post_exists(self, post_id: str) -> bool:
         return post_id in self.posts
 
-    def add_entries(self, task: FanoutTask, followers: Sequence[str], expires_at: int) -> None:
+    def add_entries(self, entry: FeedEntry, followers: Sequence[str]) -> None:
         for follower in followers:
-            self.entries[(follower, task.post_id)] = Entry(
-                follower, task.post_id, task.author_id, task.created_at, expires_at
-            )
+            self.entries[(follower, entry.post_id)] = entry
             self.entry_writes += 1
         self.after_add()
 
-    def remove_entries(self, post_id: str, followers: Sequence[str]) -> None:
+    def remove_entries(self, entry: FeedEntry, followers: Sequence[str]) -> None:
         for follower in followers:
-            self.entries.pop((follower, post_id), None)
+            self.entries.pop((follower, entry.post_id), None)
 
     def feed_of(self, post_id: str) -> list[str]:
         """Followers whose feed holds the post's entry."""

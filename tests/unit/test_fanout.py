@@ -1,20 +1,17 @@
 """The fanout worker's use case (one page per task) against the in-memory store and queue."""
 
-from datetime import UTC, datetime, timedelta
-
 import pytest
 
-from shopfeed.feed.fanout import FanoutAction, FanoutTask, TasksNotQueued, entry_expiry, run_page
-from shopfeed.platform.clock import epoch_seconds
+from shopfeed.feed.fanout import FanoutAction, FanoutTask, TasksNotQueued, run_page
+from shopfeed.feed.models import FeedEntry
 from tests.unit.fanout_fakes import InMemoryFanout, InMemoryQueue
 
-RETENTION = timedelta(days=30)
 POST = "01M81B5H80VT7TZWRY7NSHD6TE"
-CREATED = "2026-11-22T10:00:00.000Z"
+ENTRY = FeedEntry(post_id=POST, author_id="U100", created_at="2026-11-22T10:00:00.000Z")
 
 
 def task(action: FanoutAction = FanoutAction.ADD, page: str | None = None) -> FanoutTask:
-    return FanoutTask(action=action, post_id=POST, author_id="U100", created_at=CREATED, page=page)
+    return FanoutTask(action=action, entry=ENTRY, page=page)
 
 
 def audience(size: int) -> list[str]:
@@ -25,7 +22,7 @@ def drain(store: InMemoryFanout, queue: InMemoryQueue, page_size: int) -> int:
     """Run every queued task, including the ones they enqueue; returns how many ran."""
     ran = 0
     while (next_task := queue.take()) is not None:
-        run_page(next_task, store, queue, RETENTION, page_size)
+        run_page(next_task, store, queue, page_size)
         ran += 1
     return ran
 
@@ -45,7 +42,7 @@ def test_a_page_writes_its_followers_and_enqueues_the_next_page_only() -> None:
     # given
     store, queue = InMemoryFanout(posts={POST}, audience={"U100": audience(25)}), InMemoryQueue()
     # when
-    report = run_page(task(), store, queue, RETENTION, page_size=10)
+    report = run_page(task(), store, queue, page_size=10)
     # then
     assert (report.written, report.continued) == (10, True)
     assert store.feed_of(POST) == audience(10)
@@ -56,7 +53,7 @@ def test_the_last_page_enqueues_nothing() -> None:
     # given
     store, queue = InMemoryFanout(posts={POST}, audience={"U100": audience(25)}), InMemoryQueue()
     # when
-    report = run_page(task(page="20"), store, queue, RETENTION, page_size=10)
+    report = run_page(task(page="20"), store, queue, page_size=10)
     # then
     assert (report.written, report.continued) == (5, False)
     assert queue.tasks == []
@@ -70,28 +67,18 @@ def test_redelivering_every_task_writes_the_same_entries_again() -> None:
     first = dict(store.entries)
     # when every message is delivered once more
     for again in delivered:
-        run_page(again, store, queue, RETENTION, page_size=10)
+        run_page(again, store, queue, page_size=10)
     drain(store, queue, page_size=10)
     # then
     assert store.entries == first
     assert len(store.entries) == 25
 
 
-def test_entries_expire_a_retention_after_the_post_was_created() -> None:
-    # given
-    store, queue = InMemoryFanout(posts={POST}, audience={"U100": ["U1"]}), InMemoryQueue()
-    # when
-    run_page(task(), store, queue, RETENTION, page_size=10)
-    # then
-    (entry,) = store.entries.values()
-    assert entry.expires_at == epoch_seconds(datetime(2026, 12, 22, 10, tzinfo=UTC)) == entry_expiry(task(), RETENTION)
-
-
 def test_a_post_deleted_before_its_fanout_writes_nothing_and_stops_the_chain() -> None:
     # given
     store, queue = InMemoryFanout(posts=set(), audience={"U100": audience(25)}), InMemoryQueue()
     # when
-    report = run_page(task(), store, queue, RETENTION, page_size=10)
+    report = run_page(task(), store, queue, page_size=10)
     # then
     assert report.post_gone
     assert store.entries == {}
@@ -103,7 +90,7 @@ def test_a_post_deleted_while_a_page_is_written_leaves_no_entry_of_that_page() -
     store, queue = InMemoryFanout(posts={POST}, audience={"U100": audience(25)}), InMemoryQueue()
     store.after_add = lambda: store.posts.discard(POST)
     # when
-    report = run_page(task(), store, queue, RETENTION, page_size=10)
+    report = run_page(task(), store, queue, page_size=10)
     # then
     assert report.post_gone
     assert store.feed_of(POST) == []
@@ -113,7 +100,7 @@ def test_a_post_deleted_while_a_page_is_written_leaves_no_entry_of_that_page() -
 def test_a_post_deleted_mid_chain_leaves_no_entry_once_its_removal_has_run() -> None:
     # given the first page ran, then the post was deleted and its REMOVE task queued behind the chain
     store, queue = InMemoryFanout(posts={POST}, audience={"U100": audience(25)}), InMemoryQueue()
-    run_page(task(), store, queue, RETENTION, page_size=10)
+    run_page(task(), store, queue, page_size=10)
     store.posts.discard(POST)
     queue.tasks.append(task(FanoutAction.REMOVE))
     # when
@@ -140,10 +127,10 @@ def test_a_refused_next_page_fails_the_task_so_its_message_comes_back() -> None:
     store, queue = InMemoryFanout(posts={POST}, audience={"U100": audience(25)}), InMemoryQueue(refuse=True)
     # when
     with pytest.raises(TasksNotQueued):
-        run_page(task(), store, queue, RETENTION, page_size=10)
+        run_page(task(), store, queue, page_size=10)
     # then the page was written; the redelivered message writes it again and enqueues the next page
     queue.refuse = False
-    run_page(task(), store, queue, RETENTION, page_size=10)
+    run_page(task(), store, queue, page_size=10)
     assert queue.tasks == [task(page="10")]
     assert store.feed_of(POST) == audience(10)
 

@@ -17,21 +17,27 @@ What keeps it exact under at-least-once delivery:
   the deletion came later, and its REMOVE tasks (which start after it) find these entries.
 """
 
+import json
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Final, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-from shopfeed.platform import queues
-from shopfeed.platform.clock import epoch_seconds
+from shopfeed.feed import items, keys
+from shopfeed.feed.models import FeedEntry
+from shopfeed.feed.settings import FeedSettings
+from shopfeed.platform import batch_writes, clients, dynamo, queues
+from shopfeed.platform.config import settings
+from shopfeed.platform.observability import logger, metrics
 
 if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_sqs import SQSClient
 
-# Followers per task: one Query page (follower edges are small, far below the 1 MB page limit) and
+# Followers per task: one Query page (a follow edge is ~150 bytes, far below the 1 MB page limit) and
 # 40 BatchWriteItem calls, a few seconds of work at most for one invocation.
 PAGE_SIZE: Final = 1000
 
@@ -42,14 +48,13 @@ class FanoutAction(StrEnum):
 
 
 class FanoutTask(BaseModel):
-    """One fanout queue message: a post to add to (or remove from) one page of its author's followers."""
+    """One fanout queue message: a post's entry to add to (or remove from) one page of its author's
+    followers' feeds."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     action: FanoutAction
-    post_id: str
-    author_id: str
-    created_at: str
+    entry: FeedEntry
     # Where the author's follower list resumes (opaque, from the store); None = the first page.
     page: str | None = None
 
@@ -74,12 +79,12 @@ class FanoutStore(Protocol):
         """Whether the post is still there, strongly consistent."""
         ...
 
-    def add_entries(self, task: FanoutTask, followers: Sequence[str], expires_at: int) -> None:
-        """Put one feed entry per follower; returns only when DynamoDB has written every one."""
+    def add_entries(self, entry: FeedEntry, followers: Sequence[str]) -> None:
+        """Put the entry in each follower's feed; returns only when DynamoDB has written every one."""
         ...
 
-    def remove_entries(self, post_id: str, followers: Sequence[str]) -> None:
-        """Delete the post's feed entry of each follower (absent ones are fine)."""
+    def remove_entries(self, entry: FeedEntry, followers: Sequence[str]) -> None:
+        """Delete the entry from each follower's feed (absent ones are fine)."""
         ...
 
 
@@ -92,7 +97,7 @@ class TaskQueue(Protocol):
 
 
 class TasksNotQueued(Exception):
-    """The queue refused the next page's task: the current message fails and is delivered again."""
+    """The queue refused a task: the message (or stream record) that made it fails and comes back."""
 
 
 @dataclass(frozen=True)
@@ -105,27 +110,21 @@ class PageReport:
     post_gone: bool = False
 
 
-def entry_expiry(task: FanoutTask, retention: timedelta) -> int:
-    """TTL of the post's entries: from the post's time, so every redelivery writes the same item."""
-    return epoch_seconds(datetime.fromisoformat(task.created_at) + retention)
-
-
-def run_page(
-    task: FanoutTask, store: FanoutStore, queue: TaskQueue, retention: timedelta, page_size: int = PAGE_SIZE
-) -> PageReport:
+def run_page(task: FanoutTask, store: FanoutStore, queue: TaskQueue, page_size: int = PAGE_SIZE) -> PageReport:
     """Fan one page of followers out (or in), then enqueue the next page's task."""
+    entry = task.entry
     if task.action is FanoutAction.REMOVE:
-        page = store.followers(task.author_id, task.page, page_size)
-        store.remove_entries(task.post_id, page.followers)
+        page = store.followers(entry.author_id, task.page, page_size)
+        store.remove_entries(entry, page.followers)
         _continue(task, page, queue)
         return PageReport(removed=len(page.followers), continued=page.next_page is not None)
-    if not store.post_exists(task.post_id):
+    if not store.post_exists(entry.post_id):
         return PageReport(post_gone=True)
-    page = store.followers(task.author_id, task.page, page_size)
-    store.add_entries(task, page.followers, entry_expiry(task, retention))
-    if not store.post_exists(task.post_id):
+    page = store.followers(entry.author_id, task.page, page_size)
+    store.add_entries(entry, page.followers)
+    if not store.post_exists(entry.post_id):
         # Deleted while this page was written: its REMOVE tasks may have passed these followers already.
-        store.remove_entries(task.post_id, page.followers)
+        store.remove_entries(entry, page.followers)
         return PageReport(removed=len(page.followers), post_gone=True)
     _continue(task, page, queue)
     return PageReport(written=len(page.followers), continued=page.next_page is not None)
@@ -138,6 +137,9 @@ def _continue(task: FanoutTask, page: FollowerPage, queue: TaskQueue) -> None:
         raise TasksNotQueued(refused[0])
 
 
+# -- adapters ------------------------------------------------------------------------------------
+
+
 class SqsTaskQueue:
     """The fanout queue in SQS: one message per task, its body the task as JSON."""
 
@@ -147,3 +149,94 @@ class SqsTaskQueue:
 
     def send(self, tasks: Sequence[FanoutTask]) -> dict[int, str]:
         return queues.send_all(self._client, self._queue_url, [task.model_dump_json() for task in tasks])
+
+
+class FanoutRepository:
+    """Every FeedTable call of fanout: follower pages, the post check, feed entries in and out."""
+
+    def __init__(self, client: "DynamoDBClient", table: str, sleep: batch_writes.Sleep = time.sleep) -> None:
+        self._client = client
+        self._table = table
+        self._sleep = sleep
+
+    def followers(self, author_id: str, page: str | None, limit: int) -> FollowerPage:
+        query: dict[str, Any] = {}
+        if page is not None:
+            query["ExclusiveStartKey"] = json.loads(page)
+        response = self._client.query(
+            TableName=self._table,
+            KeyConditionExpression="PK = :author AND begins_with(SK, :follower)",
+            ExpressionAttributeValues={
+                ":author": dynamo.value(keys.user_partition(author_id)),
+                ":follower": dynamo.value(keys.FOLLOWER),
+            },
+            # Only the edge's key: it names the follower, and a smaller page reads fewer units.
+            ProjectionExpression="PK, SK",
+            # One more than a page: an audience that ends on a page boundary queues no empty last page.
+            Limit=limit + 1,
+            **query,
+        )
+        edges = response["Items"]
+        followers = [keys.parse_follower_id(edge["SK"]["S"]) for edge in edges[:limit]]
+        resume: Any = edges[limit - 1] if len(edges) > limit else response.get("LastEvaluatedKey")
+        return FollowerPage(followers, json.dumps(resume, sort_keys=True) if resume else None)
+
+    def post_exists(self, post_id: str) -> bool:
+        response = self._client.get_item(
+            TableName=self._table,
+            Key=dynamo.serialize(keys.post(post_id)),
+            ConsistentRead=True,
+            ProjectionExpression="PK",
+        )
+        return "Item" in response
+
+    def add_entries(self, entry: FeedEntry, followers: Sequence[str]) -> None:
+        requests = [{"PutRequest": {"Item": dynamo.serialize(items.feed_entry_item(f, entry))}} for f in followers]
+        self._write(requests)
+
+    def remove_entries(self, entry: FeedEntry, followers: Sequence[str]) -> None:
+        requests = [
+            {"DeleteRequest": {"Key": dynamo.serialize(keys.feed_entry(f, entry.created_at, entry.post_id))}}
+            for f in followers
+        ]
+        self._write(requests)
+
+    def _write(self, requests: list[Any]) -> None:
+        batch_writes.write_all(self._client, self._table, requests, sleep=self._sleep)
+
+
+# -- composition ---------------------------------------------------------------------------------
+
+
+class FanoutSettings(FeedSettings):
+    fanout_queue_url: Annotated[str, Field(min_length=1)]
+    fanout_page_size: Annotated[int, Field(ge=1, le=PAGE_SIZE)] = PAGE_SIZE
+
+
+def ports(config: FanoutSettings) -> tuple[FanoutRepository, SqsTaskQueue]:
+    """The table and the queue as the worker and the stream consumer use them in AWS. Cheap to call per
+    batch: the clients are made once per container by their factories."""
+    return FanoutRepository(clients.dynamodb(), config.feed_table_name), SqsTaskQueue(
+        clients.sqs(), config.fanout_queue_url
+    )
+
+
+def handle_message(body: str) -> PageReport:
+    """The worker's record handler: one queue message, one page. A malformed body raises (pydantic's
+    ValidationError): the message fails on its own and, after the queue's maxReceiveCount, reaches
+    the dead-letter queue. So does a page DynamoDB keeps refusing (UnprocessedWrites)."""
+    task = FanoutTask.model_validate_json(body)
+    config = settings(FanoutSettings)
+    report = run_page(task, *ports(config), page_size=config.fanout_page_size)
+    logger.info(
+        "fanout page done",
+        action=task.action,
+        post_id=task.entry.post_id,
+        written=report.written,
+        removed=report.removed,
+        continued=report.continued,
+        post_gone=report.post_gone,
+    )
+    metrics.add_metric(name="FanoutEntriesWritten", unit="Count", value=report.written)
+    metrics.add_metric(name="FanoutEntriesRemoved", unit="Count", value=report.removed)
+    return report
