@@ -6,15 +6,16 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shopfeed.commerce import outbox
+from shopfeed.commerce.settings import CommerceSweeperSettings
 from shopfeed.platform.clock import utc_now
-from shopfeed.platform.config import OutboxSweeperSettings, settings
+from shopfeed.platform.config import settings
 from shopfeed.platform.observability import logger, metrics
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
-    config = settings(OutboxSweeperSettings)
+    config = settings(CommerceSweeperSettings)
     report = outbox.sweep(*outbox.ports(config), utc_now(), timedelta(seconds=config.outbox_sweep_after_seconds))
     for failure in report.failures.values():
         logger.warning("outbox event still unpublished", event_id=failure.event_id, code=failure.code)

@@ -63,10 +63,10 @@ def test_every_function_entry_point_exists() -> None:
 @pytest.mark.parametrize(
     ("index", "attributes"),
     [
-        (keys.ORDERS_BY_USER, items.ORDER_SUMMARY_ATTRIBUTES),
-        (keys.ORDERS_BY_STATUS, items.ORDER_SUMMARY_ATTRIBUTES),
-        (keys.PRODUCTS_BY_CATEGORY, items.PRODUCT_SUMMARY_ATTRIBUTES),
-        (keys.UNPUBLISHED_OUTBOX, items.OUTBOX_ATTRIBUTES),
+        (keys.ORDERS_BY_USER.name, items.ORDER_SUMMARY_ATTRIBUTES),
+        (keys.ORDERS_BY_STATUS.name, items.ORDER_SUMMARY_ATTRIBUTES),
+        (keys.PRODUCTS_BY_CATEGORY.name, items.PRODUCT_SUMMARY_ATTRIBUTES),
+        (keys.UNPUBLISHED_OUTBOX.name, items.OUTBOX_ATTRIBUTES),
     ],
 )
 def test_index_projects_exactly_what_its_readers_map(index: str, attributes: tuple[str, ...]) -> None:

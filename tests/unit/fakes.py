@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from shopfeed.commerce.errors import InsufficientStock, PriceChange, PriceChanged, StockShortage, UnknownProducts
 from shopfeed.commerce.models import (
     Customer,
     Order,
@@ -16,7 +17,6 @@ from shopfeed.commerce.models import (
     OrderStatus,
     OrderSummary,
     OutboxEvent,
-    Page,
     Product,
     ProductSummary,
 )
@@ -24,15 +24,11 @@ from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.errors import (
     AlreadyExists,
     IdempotencyKeyReused,
-    InsufficientStock,
     NotFound,
-    PriceChange,
-    PriceChanged,
     StaleVersion,
-    StockShortage,
-    UnknownProducts,
 )
 from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
+from shopfeed.platform.models import Page
 
 Position = str | int
 
@@ -214,8 +210,10 @@ class InMemoryCommerce:
 
     def cancel_order(self, order: Order, cancelled: Order, event: OutboxEvent) -> None:
         stored = self._orders.get(order.order_id)
-        if stored is None or (stored.version, stored.status) != (order.version, order.status):
-            raise StaleVersion("order", order.order_id, None)
+        if stored is None:
+            raise NotFound("order", order.order_id)
+        if (stored.version, stored.status) != (order.version, order.status):
+            raise StaleVersion("order", order.order_id, stored.version)
         # The header changes; the lines stay as they were written.
         self._orders[order.order_id] = cancelled.model_copy(update={"lines": stored.lines})
         for line in order.lines:

@@ -5,12 +5,14 @@ from http import HTTPStatus
 
 import pytest
 
+from shopfeed.commerce import errors as commerce_errors
 from shopfeed.platform import errors, problems
 from shopfeed.platform.problems import PROBLEM_JSON, PROBLEMS, Problem
 
 DOMAIN_ERRORS = [
     cls
-    for _, cls in inspect.getmembers(errors, inspect.isclass)
+    for module in (errors, commerce_errors)
+    for _, cls in inspect.getmembers(module, inspect.isclass)
     if issubclass(cls, errors.DomainError) and cls is not errors.DomainError
 ]
 
@@ -27,7 +29,7 @@ def test_every_problem_type_is_distinct() -> None:
 
 def test_a_problem_body_has_the_rfc_members_and_the_errors_data() -> None:
     # given
-    error = errors.InsufficientStock([errors.StockShortage("P-RED-TSHIRT", requested=3, available=1)])
+    error = commerce_errors.InsufficientStock([commerce_errors.StockShortage("P-RED-TSHIRT", requested=3, available=1)])
     # when
     status, body = problems.body_for(error)
     # then
@@ -47,7 +49,7 @@ def test_a_problem_body_has_the_rfc_members_and_the_errors_data() -> None:
         (errors.Unauthenticated(), 401),
         (errors.Forbidden("list orders"), 403),
         (errors.NotFound("order", "O1"), 404),
-        (errors.UnknownProducts(["P-GHOST"]), 404),
+        (commerce_errors.UnknownProducts(["P-GHOST"]), 404),
         (errors.AlreadyExists("email", "ada@example.com"), 409),
         (errors.InvalidRequest("Mixed currencies."), 422),
         (errors.InvalidCursor(), 400),
@@ -56,7 +58,7 @@ def test_a_problem_body_has_the_rfc_members_and_the_errors_data() -> None:
         (errors.PreconditionRequired(), 428),
         (errors.StaleVersion("product", "P-1", 4), 412),
         (errors.InvalidTransition("order", "O1", "Shipped", "Cancelled"), 409),
-        (errors.PriceChanged([errors.PriceChange("P-1", {"amount": 1}, {"amount": 2})]), 409),
+        (commerce_errors.PriceChanged([commerce_errors.PriceChange("P-1", {"amount": 1}, {"amount": 2})]), 409),
         (errors.Contention("order O1"), 409),
     ],
     ids=lambda value: type(value).__name__ if isinstance(value, Exception) else str(value),
@@ -89,7 +91,7 @@ def test_a_subclass_of_a_mapped_error_inherits_its_mapping() -> None:
 def test_documented_responses_group_errors_by_status_and_always_include_401_and_422() -> None:
     # when
     responses = problems.problem_responses(
-        errors.NotFound, errors.UnknownProducts, errors.InvalidRequest, errors.Unauthenticated
+        errors.NotFound, commerce_errors.UnknownProducts, errors.InvalidRequest, errors.Unauthenticated
     )
     # then
     assert list(responses) == [200, 401, 404, 422]

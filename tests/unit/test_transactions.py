@@ -14,7 +14,10 @@ from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.errors import Contention
 from tests.unit.builders import NOW, euros, order, placement
 
-ITEMS: list[Any] = [{"ConditionCheck": {"TableName": "T", "Key": {"PK": {"S": "A"}}, "ConditionExpression": "x"}}]
+ITEMS: dict[str, Any] = {
+    label: {"ConditionCheck": {"TableName": "T", "Key": {"PK": {"S": label}}, "ConditionExpression": "x"}}
+    for label in ("first", "second")
+}
 
 
 @pytest.fixture
@@ -74,11 +77,13 @@ def test_a_failed_condition_is_decisive_and_not_retried(client: Any, stubbed: St
     with pytest.raises(dynamo.TransactionCancelled) as raised:
         dynamo.transact_write(client, ITEMS)
 
-    # then the reasons come back decoded, the item as plain values
-    assert [(r.code, r.item) for r in raised.value.reasons] == [
-        ("ConditionalCheckFailed", {"available": 3}),
-        ("TransactionConflict", None),
-    ]
+    # then the reasons come back decoded, the item as plain values, by label
+    assert {label: (r.code, r.item) for label, r in raised.value.reasons.items()} == {
+        "first": ("ConditionalCheckFailed", {"available": 3}),
+        "second": ("TransactionConflict", None),
+    }
+    assert raised.value.failed("first")
+    assert not raised.value.failed("second")
 
 
 def test_placing_an_order_that_keeps_conflicting_is_a_contention_error(client: Any, stubbed: Stubber) -> None:
@@ -86,7 +91,7 @@ def test_placing_an_order_that_keeps_conflicting_is_a_contention_error(client: A
     placed = order([("P-RED-TSHIRT", 1, euros(1999))])
     for _ in range(8):
         cancelled(stubbed, *(["TransactionConflict"] * (2 * len(placed.lines) + 3)))
-    repository = CommerceRepository(client, "CommerceTable", CursorCodec(b"k"))
+    repository = CommerceRepository(dynamo.Table(client, "CommerceTable"), CursorCodec(b"k"))
 
     # when / then: 409 contention, which tells the client a retry may succeed
     with pytest.raises(Contention):

@@ -3,19 +3,15 @@
 from enum import StrEnum
 from typing import Annotated, Any, Final
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from shopfeed.platform.types import Money, ProductId, Quantity, StockLevel, UserId, Version
+from shopfeed.commerce.types import ProductId, Quantity, StockLevel
+from shopfeed.platform.models import Model
+from shopfeed.platform.types import Money, UserId, Version
 
 # TransactWriteItems takes at most 100 items: an order writes its header, one line and one stock
 # decrement per product, an outbox event and an idempotency record: 3 + 2n <= 100.
 MAX_ORDER_LINES: Final = 48
-
-
-class Model(BaseModel):
-    # defer_build: a model's validator is built on its first use, not at import; a cold start pays
-    # only for the models its first request touches (design §1's import budget).
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Customer(Model):
@@ -91,13 +87,6 @@ class OutboxEvent(Model):
     aggregate_id: str
     occurred_at: str
     detail: dict[str, Any]
-
-
-class Page[T](BaseModel):
-    model_config = ConfigDict(defer_build=True)
-
-    items: list[T]
-    next_cursor: str | None = None
 
 
 class ProductSummary(Model):

@@ -17,9 +17,9 @@ from botocore.exceptions import ClientError
 
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.models import OutboxEvent
+from shopfeed.commerce.settings import CommerceStreamSettings, CommerceSweeperSettings
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import epoch_seconds, iso
-from shopfeed.platform.config import CommerceStreamSettings
 from shopfeed.platform.publisher import (
     EventBridgePublisher,
     EventNotPublished,
@@ -99,7 +99,7 @@ class OutboxRepository:
         for shard in range(keys.OUTBOX_SHARDS):
             pages = paginator.paginate(
                 TableName=self._table,
-                IndexName=keys.UNPUBLISHED_OUTBOX,
+                IndexName=str(keys.UNPUBLISHED_OUTBOX.name),
                 KeyConditionExpression="unpublished_pk = :pk AND unpublished_sk < :before",
                 ExpressionAttributeValues={
                     ":pk": dynamo.value(keys.unpublished_partition(shard)),
@@ -173,7 +173,7 @@ def sweep(
     return SweepReport(found=found, published=tuple(published), failures=failures)
 
 
-def ports(config: CommerceStreamSettings) -> tuple[EventBridgePublisher, OutboxRepository]:
+def ports(config: CommerceStreamSettings | CommerceSweeperSettings) -> tuple[EventBridgePublisher, OutboxRepository]:
     """The bus and the outbox store as the relay and the sweeper use them in AWS. Cheap to call per
     batch: the clients are made once per container by their factories."""
     return (

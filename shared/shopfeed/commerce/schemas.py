@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import Field, StringConstraints
 
 from shopfeed.commerce.models import (
     MAX_ORDER_LINES,
@@ -14,20 +14,13 @@ from shopfeed.commerce.models import (
     Product,
     ProductSummary,
 )
-from shopfeed.platform.types import Email, Money, ProductId, Quantity, StockLevel
+from shopfeed.commerce.types import ProductId, Quantity, StockLevel
+from shopfeed.platform.models import Request, View
+from shopfeed.platform.types import Email, Money
 
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
 Text = Annotated[str, StringConstraints(max_length=4000)]
 Category = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9\-]*$")]
-
-
-class Request(BaseModel):
-    # Built on first use, not at import (see models.Model).
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-
-
-class View(BaseModel):
-    model_config = ConfigDict(defer_build=True)
 
 
 class RegisterUser(Request):

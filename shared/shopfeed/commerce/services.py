@@ -11,7 +11,6 @@ from shopfeed.commerce.models import (
     OrderStatus,
     OrderSummary,
     OutboxEvent,
-    Page,
     Product,
     ProductSummary,
 )
@@ -19,6 +18,7 @@ from shopfeed.platform.clock import iso, new_id, utc_now
 from shopfeed.platform.errors import InvalidRequest, InvalidTransition, NotFound, StaleVersion
 from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
 from shopfeed.platform.identity import ADMIN, OPS, Caller
+from shopfeed.platform.models import Page
 from shopfeed.platform.types import MAX_AMOUNT, Money
 
 CREATED = 201

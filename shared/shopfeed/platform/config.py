@@ -24,18 +24,15 @@ class CursorSettings(Settings):
     cursor_secret_arn: str | None = None
 
 
-class CommerceApiSettings(CursorSettings):
-    commerce_table_name: Annotated[str, Field(min_length=3)]
+class OutboxSettings(Settings):
+    """What a context's outbox relay needs besides its table (the context's settings add that)."""
 
-
-class CommerceStreamSettings(Settings):
-    commerce_table_name: Annotated[str, Field(min_length=3)]
     event_bus_name: Annotated[str, Field(min_length=1)]
     # How long a published outbox item is kept before TTL removes it.
     outbox_retention_days: Annotated[int, Field(ge=1, le=365)] = 7
 
 
-class OutboxSweeperSettings(CommerceStreamSettings):
+class OutboxSweeperSettings(OutboxSettings):
     # Items unpublished for longer than this are re-driven; shorter than the stream's retry window
     # would publish twice for no reason, longer risks the 24 h stream retention.
     outbox_sweep_after_seconds: Annotated[int, Field(ge=10)] = 300

@@ -1,7 +1,7 @@
 """Opaque, signed pagination cursors bound to the query they came from.
 
 A cursor is ``base64url(json) . base64url(hmac)``. The JSON holds the query's scope (for example
-``orders-by-user:U100``) and the engine position (DynamoDB's LastEvaluatedKey, or one per shard), so a
+``posts-by-user:U100``) and the engine position (DynamoDB's LastEvaluatedKey, or one per shard), so a
 cursor from another query or another user, or an edited one, is refused with 400 before any read.
 Written by hand because DynamoDB's own key is neither opaque nor tamper-proof.
 """

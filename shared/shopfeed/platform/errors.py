@@ -3,9 +3,6 @@
 Services and repositories raise these; nothing below the HTTP edge knows about status codes.
 """
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-
 
 class DomainError(Exception):
     """Base of every error a client may see. ``detail`` is the human sentence; extra fields are data."""
@@ -93,58 +90,6 @@ class InvalidTransition(DomainError):
             "current_status": self.current,
             "target_status": self.target,
         }
-
-
-@dataclass(frozen=True)
-class StockShortage:
-    product_id: str
-    requested: int
-    available: int
-
-
-class InsufficientStock(DomainError):
-    def __init__(self, shortages: Sequence[StockShortage]) -> None:
-        ids = ", ".join(s.product_id for s in shortages)
-        super().__init__(f"Not enough stock for {ids}; nothing was ordered.")
-        self.shortages = list(shortages)
-
-    def extensions(self) -> dict[str, object]:
-        return {
-            "products": [
-                {"product_id": s.product_id, "requested": s.requested, "available": s.available} for s in self.shortages
-            ]
-        }
-
-
-@dataclass(frozen=True)
-class PriceChange:
-    product_id: str
-    quoted: dict[str, object]
-    current: dict[str, object]
-
-
-class PriceChanged(DomainError):
-    def __init__(self, changes: Sequence[PriceChange]) -> None:
-        ids = ", ".join(c.product_id for c in changes)
-        super().__init__(f"The price of {ids} is not the one you quoted; nothing was ordered.")
-        self.changes = list(changes)
-
-    def extensions(self) -> dict[str, object]:
-        return {
-            "products": [
-                {"product_id": c.product_id, "quoted_unit_price": c.quoted, "current_unit_price": c.current}
-                for c in self.changes
-            ]
-        }
-
-
-class UnknownProducts(DomainError):
-    def __init__(self, product_ids: Sequence[str]) -> None:
-        super().__init__(f"No such product: {', '.join(product_ids)}; nothing was ordered.")
-        self.product_ids = list(product_ids)
-
-    def extensions(self) -> dict[str, object]:
-        return {"product_ids": self.product_ids}
 
 
 class Contention(DomainError):

@@ -4,7 +4,7 @@ The key record is one more Put inside the business TransactWriteItems, condition
 new. So the side effect and the key commit together (one round trip), and a retry's transaction is
 cancelled with the stored record returned in CancellationReasons (ALL_OLD): the replay needs no read.
 Powertools' idempotency utility is not used because it writes its record in a separate call before
-and after the handler, which leaves a window where the order exists and the key does not.
+and after the handler, which leaves a window where the created resource exists and the key does not.
 """
 
 import hashlib

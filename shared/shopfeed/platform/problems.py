@@ -2,6 +2,8 @@
 
 The same table feeds the OpenAPI document: a route lists the errors it may raise and
 ``problem_responses`` turns them into documented responses, so code and docs cannot disagree.
+The platform's own errors are listed here; a context adds its errors with ``register``, in the
+module that declares them (so any route importing an error finds it registered).
 """
 
 from dataclasses import dataclass
@@ -27,7 +29,6 @@ PROBLEMS: dict[type[errors.DomainError], ProblemSpec] = {
     errors.Unauthenticated: ProblemSpec(HTTPStatus.UNAUTHORIZED, "unauthenticated", "Authentication required"),
     errors.Forbidden: ProblemSpec(HTTPStatus.FORBIDDEN, "forbidden", "Forbidden"),
     errors.NotFound: ProblemSpec(HTTPStatus.NOT_FOUND, "not-found", "Resource not found"),
-    errors.UnknownProducts: ProblemSpec(HTTPStatus.NOT_FOUND, "unknown-products", "Unknown products"),
     errors.AlreadyExists: ProblemSpec(HTTPStatus.CONFLICT, "already-exists", "Resource already exists"),
     errors.InvalidRequest: ProblemSpec(HTTPStatus.UNPROCESSABLE_ENTITY, "invalid-request", "Invalid request"),
     errors.InvalidCursor: ProblemSpec(HTTPStatus.BAD_REQUEST, "invalid-cursor", "Invalid cursor"),
@@ -42,10 +43,20 @@ PROBLEMS: dict[type[errors.DomainError], ProblemSpec] = {
     ),
     errors.StaleVersion: ProblemSpec(HTTPStatus.PRECONDITION_FAILED, "stale-version", "Precondition failed"),
     errors.InvalidTransition: ProblemSpec(HTTPStatus.CONFLICT, "invalid-transition", "Invalid state transition"),
-    errors.InsufficientStock: ProblemSpec(HTTPStatus.CONFLICT, "insufficient-stock", "Insufficient stock"),
-    errors.PriceChanged: ProblemSpec(HTTPStatus.CONFLICT, "price-changed", "Price changed"),
     errors.Contention: ProblemSpec(HTTPStatus.CONFLICT, "contention", "Concurrent update"),
 }
+
+
+def register(error: type[errors.DomainError], status: HTTPStatus, slug: str, title: str) -> None:
+    """Map a context's ``error`` to a problem type (``https://shopfeed.dev/problems/<slug>``).
+
+    A slug taken by another error is a programming error: problem types are a public contract.
+    """
+    spec = ProblemSpec(status, slug, title)
+    if any(taken.slug == slug and other is not error for other, taken in PROBLEMS.items()):
+        raise ValueError(f"problem type {slug!r} is already taken")
+    PROBLEMS[error] = spec
+
 
 VALIDATION = ProblemSpec(HTTPStatus.UNPROCESSABLE_ENTITY, "validation", "Request validation failed")
 NO_ROUTE = ProblemSpec(HTTPStatus.NOT_FOUND, "no-route", "No such route")

@@ -8,7 +8,7 @@ Every event reaches the bus with this ``Detail`` (the envelope subscribers rely 
       "data": {...the event's detail, exactly as the outbox stored it...}
     }
 
-``Source`` is the producing context (``shopfeed.commerce``), ``DetailType`` the event type and
+``Source`` is the producing context (``shopfeed.<context>``), ``DetailType`` the event type and
 ``Time`` the moment it occurred. EventBridge gives every PutEvents entry a fresh ``id``, so an event
 published twice (a stream retry, the sweeper) arrives as two events: subscribers deduplicate on
 ``detail.metadata.event_id``, the outbox event's id, which never changes.
@@ -38,7 +38,7 @@ UNPUBLISHABLE: Final = "UnpublishableEvent"
 
 
 class IntegrationEvent(Protocol):
-    """What a publisher needs of an event (the commerce OutboxEvent model has these fields)."""
+    """What a publisher needs of an event (a context's outbox event model has these fields)."""
 
     @property
     def event_id(self) -> str: ...

@@ -1,25 +1,40 @@
 """DynamoDB stream records, parsed once into typed values and routed by record type.
 
-Lambda hands a stream consumer a batch of records, and Powertools' BatchProcessor reports which of
-them failed (partial batch response: Lambda checkpoints before the first failure and retries from
-there). Its record handler sees one record at a time, but the work is cheaper per batch: PutEvents
-takes ten entries, and counters must aggregate a batch into one write per item. So a consumer
-``route``s the whole batch first, each record type's handler getting all of its records at once and
-answering which ones failed; the processor then reads each record's outcome back with ``settle``::
+A consumer's ``app.py`` holds its routing table (record type → handler in the context package) and
+hands the batch over::
 
-    outcome = streams.route(event["Records"], {"OutboxEvent": relay_outbox_events})
-    return process_partial_response(event, record_handler=outcome.settle, processor=processor)
+    ROUTES = {items.OUTBOX_EVENT: consumers.relay_outbox_events}
+
+    def lambda_handler(event, context):
+        return streams.handle_batch(event, ROUTES)
+
+Each record type's handler gets all of its records of the batch at once (PutEvents takes ten
+entries, counters aggregate a batch into one write per item) and answers which ones failed. The
+answer goes back to Lambda as a partial batch response: Lambda checkpoints before the first failed
+record and delivers again from there, so every record after it, of every type, comes again. Handlers
+must therefore be idempotent (see ``exactly_once``).
+
+The response is built here from the handlers' answers. Powertools' BatchProcessor is not used: it
+walks records one by one through a record handler, so a batch-wide handler would have to raise each
+record's failure again just for the processor to catch it (the plain dict is what Lambda reads).
+
+A REMOVE (a delete, or TTL expiry) has no new image: its handler reads the old one (``image``).
+A record whose type has no route is logged and counted (``StreamRecordUnrouted``), then acknowledged:
+the event source mapping's FilterCriteria should not have let it in (a template test keeps the two
+equal), and failing it would hold back its shard until it aged out of the stream.
 """
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 
 from shopfeed.platform import dynamo
+from shopfeed.platform.observability import logger, metrics
 
 ENTITY_TYPE = "entity_type"
 
@@ -46,10 +61,14 @@ class ItemChange:
     approximate_time: datetime
 
     @property
+    def image(self) -> dynamo.Item | None:
+        """The item as the change left it, or as it was before a REMOVE (which has no new image)."""
+        return self.new_image if self.new_image is not None else self.old_image
+
+    @property
     def entity_type(self) -> str | None:
         """The record type: ``entity_type`` of the new image, or of the old one for a REMOVE."""
-        image = self.new_image if self.new_image is not None else self.old_image
-        value = (image or {}).get(ENTITY_TYPE)
+        value = (self.image or {}).get(ENTITY_TYPE)
         return str(value) if value is not None else None
 
 
@@ -89,29 +108,32 @@ outage that no record can get past, never for one bad record.
 
 
 def parse_images[T](changes: Iterable[ItemChange], model: Callable[[dynamo.Item], T]) -> tuple[dict[str, T], Failures]:
-    """Each change's new image mapped by ``model``, by sequence number, and the images it refused
-    (a KeyError or ValueError, which includes pydantic's ValidationError): those fail on their own."""
+    """Each change's image (the old one for a REMOVE) mapped by ``model``, by sequence number, and
+    the images it refused (a KeyError or ValueError, which includes pydantic's ValidationError):
+    those fail on their own."""
     parsed: dict[str, T] = {}
     failures: Failures = {}
     for change in changes:
         try:
-            parsed[change.sequence_number] = model(change.new_image or {})
+            parsed[change.sequence_number] = model(change.image or {})
         except (KeyError, ValueError) as error:
             failures[change.sequence_number] = error
     return parsed, failures
 
 
+UNROUTED_METRIC: Final = "StreamRecordUnrouted"
+
+
+@dataclass(frozen=True)
 class BatchOutcome:
-    """What happened to each record of a batch, read back record by record by the batch processor."""
+    """Which records of a batch failed, by sequence number (None: a record without one), in the
+    order of the batch."""
 
-    def __init__(self, failures: Mapping[str | None, Exception]) -> None:
-        self._failures = dict(failures)
+    failures: Mapping[str | None, Exception]
 
-    def settle(self, record: DynamoDBRecord) -> None:
-        """Powertools' record handler: raises the record's failure, if it had one, so it is reported."""
-        failure = self._failures.get(_sequence_number(record.raw_event))
-        if failure is not None:
-            raise failure
+    def response(self) -> PartialItemFailureResponse:
+        """The partial batch response Lambda reads (``ReportBatchItemFailures``)."""
+        return {"batchItemFailures": [{"itemIdentifier": key or ""} for key in self.failures]}
 
 
 def _sequence_number(raw: Mapping[str, Any]) -> str | None:
@@ -122,13 +144,15 @@ def _sequence_number(raw: Mapping[str, Any]) -> str | None:
 def route(records: Iterable[Mapping[str, Any]], routes: Mapping[str, RecordTypeHandler]) -> BatchOutcome:
     """Parse every record, hand each record type's records to its handler, collect the failures.
 
-    A record that does not parse fails on its own. A record type without a route is acknowledged:
-    the event source mapping's FilterCriteria should not have let it in, and failing it would only
-    replay it until it ages out.
+    A record that does not parse fails on its own. A record of a type without a route is logged and
+    counted, then acknowledged (see the module docstring).
     """
+    order: list[str | None] = []
     failures: dict[str | None, Exception] = {}
     by_type: dict[str, list[ItemChange]] = {}
+    unrouted = 0
     for raw in records:
+        order.append(_sequence_number(raw))
         try:
             change = parse(DynamoDBRecord(dict(raw)))
         except MalformedRecord as error:
@@ -137,6 +161,21 @@ def route(records: Iterable[Mapping[str, Any]], routes: Mapping[str, RecordTypeH
         entity_type = change.entity_type
         if entity_type is not None and entity_type in routes:
             by_type.setdefault(entity_type, []).append(change)
+            continue
+        unrouted += 1
+        logger.error(
+            "stream record has no handler",
+            entity_type=entity_type,
+            change=change.kind.value,
+            sequence_number=change.sequence_number,
+        )
+    if unrouted:
+        metrics.add_metric(name=UNROUTED_METRIC, unit="Count", value=unrouted)
     for entity_type, changes in by_type.items():
         failures.update(routes[entity_type](changes))
-    return BatchOutcome(failures)
+    return BatchOutcome({key: failures[key] for key in order if key in failures})
+
+
+def handle_batch(event: Mapping[str, Any], routes: Mapping[str, RecordTypeHandler]) -> PartialItemFailureResponse:
+    """A stream consumer's whole handler: route the batch, answer Lambda which records failed."""
+    return route(event.get("Records") or [], routes).response()

@@ -5,10 +5,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 UserId = Annotated[str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_\-.:@]+$")]
-ProductId = Annotated[str, StringConstraints(min_length=2, max_length=64, pattern=r"^[A-Z0-9][A-Z0-9\-_]*$")]
 EntityId = Annotated[str, StringConstraints(pattern=r"^[0-9A-HJKMNP-TV-Z]{26}$")]  # a ULID
-Quantity = Annotated[int, Field(ge=1, le=1000)]
-StockLevel = Annotated[int, Field(ge=0)]
 Version = Annotated[int, Field(ge=1)]
 CurrencyCode = Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")]
 Email = Annotated[

@@ -8,15 +8,17 @@ from aws_lambda_powertools.event_handler.openapi.params import Header, Query
 
 from shopfeed.commerce.repository import CommerceRepository
 from shopfeed.commerce.services import Commerce
-from shopfeed.platform import clients
-from shopfeed.platform.config import CommerceApiSettings, settings
+from shopfeed.commerce.settings import CommerceApiSettings
+from shopfeed.platform import clients, dynamo
+from shopfeed.platform.config import settings
 from shopfeed.platform.cursors import CursorCodec, signing_key
 
 
 @cache
 def commerce_store() -> CommerceRepository:
     config = settings(CommerceApiSettings)
-    return CommerceRepository(clients.dynamodb(), config.commerce_table_name, CursorCodec(signing_key(config)))
+    table = dynamo.Table(clients.dynamodb(), config.commerce_table_name)
+    return CommerceRepository(table, CursorCodec(signing_key(config)))
 
 
 Store = Annotated[Commerce, Depends(commerce_store)]

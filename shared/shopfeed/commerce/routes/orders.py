@@ -6,6 +6,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from shopfeed.commerce import services
+from shopfeed.commerce.errors import InsufficientStock, PriceChanged, UnknownProducts
 from shopfeed.commerce.models import Order, OrderStatus
 from shopfeed.commerce.routes.deps import Cursor, IdempotencyKey, Store
 from shopfeed.commerce.schemas import OrderLinePage, OrderLineView, OrderPage, OrderView, PlaceOrder
@@ -28,9 +29,9 @@ OrderPath = Annotated[EntityId, Path(description="A ULID")]
     responses=problem_responses(
         errors.MissingIdempotencyKey,
         errors.IdempotencyKeyReused,
-        errors.UnknownProducts,
-        errors.InsufficientStock,
-        errors.PriceChanged,
+        UnknownProducts,
+        InsufficientStock,
+        PriceChanged,
         errors.InvalidRequest,
         errors.Contention,
         ok=201,

@@ -15,12 +15,12 @@ from shopfeed.commerce.schemas import (
     RestockView,
     UpdateProduct,
 )
+from shopfeed.commerce.types import ProductId
 from shopfeed.platform import errors
 from shopfeed.platform.http import CurrentCaller, json_response, stored_response
 from shopfeed.platform.idempotency import IdempotentRequest
 from shopfeed.platform.observability import metrics
 from shopfeed.platform.problems import problem_responses
-from shopfeed.platform.types import ProductId
 from shopfeed.platform.versioning import expected_version
 
 router = Router()

@@ -1,0 +1,65 @@
+"""Errors of the commerce context, and their problem types (registered with the platform's table)."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from http import HTTPStatus
+
+from shopfeed.platform import problems
+from shopfeed.platform.errors import DomainError
+
+
+@dataclass(frozen=True)
+class StockShortage:
+    product_id: str
+    requested: int
+    available: int
+
+
+class InsufficientStock(DomainError):
+    def __init__(self, shortages: Sequence[StockShortage]) -> None:
+        ids = ", ".join(s.product_id for s in shortages)
+        super().__init__(f"Not enough stock for {ids}; nothing was ordered.")
+        self.shortages = list(shortages)
+
+    def extensions(self) -> dict[str, object]:
+        return {
+            "products": [
+                {"product_id": s.product_id, "requested": s.requested, "available": s.available} for s in self.shortages
+            ]
+        }
+
+
+@dataclass(frozen=True)
+class PriceChange:
+    product_id: str
+    quoted: dict[str, object]
+    current: dict[str, object]
+
+
+class PriceChanged(DomainError):
+    def __init__(self, changes: Sequence[PriceChange]) -> None:
+        ids = ", ".join(c.product_id for c in changes)
+        super().__init__(f"The price of {ids} is not the one you quoted; nothing was ordered.")
+        self.changes = list(changes)
+
+    def extensions(self) -> dict[str, object]:
+        return {
+            "products": [
+                {"product_id": c.product_id, "quoted_unit_price": c.quoted, "current_unit_price": c.current}
+                for c in self.changes
+            ]
+        }
+
+
+class UnknownProducts(DomainError):
+    def __init__(self, product_ids: Sequence[str]) -> None:
+        super().__init__(f"No such product: {', '.join(product_ids)}; nothing was ordered.")
+        self.product_ids = list(product_ids)
+
+    def extensions(self) -> dict[str, object]:
+        return {"product_ids": self.product_ids}
+
+
+problems.register(UnknownProducts, HTTPStatus.NOT_FOUND, "unknown-products", "Unknown products")
+problems.register(InsufficientStock, HTTPStatus.CONFLICT, "insufficient-stock", "Insufficient stock")
+problems.register(PriceChanged, HTTPStatus.CONFLICT, "price-changed", "Price changed")

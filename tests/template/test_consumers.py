@@ -1,0 +1,63 @@
+"""Stream consumers and the template: each consumer routes exactly the record types its event source
+mapping lets in, and the index attribute names of keys.py are the template's."""
+
+import importlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from local import cfn
+from shopfeed.commerce import keys
+from shopfeed.platform.dynamo import IndexSpec
+
+FUNCTIONS = cfn.resources("AWS::Serverless::Function")
+RESOURCES = cfn.load()["Resources"]
+
+STREAM_CONSUMERS = sorted(
+    (name, event["Properties"])
+    for name, resource in FUNCTIONS.items()
+    for event in (resource["Properties"].get("Events") or {}).values()
+    if event["Type"] == "DynamoDB"
+)
+
+
+def filtered_entity_types(mapping: dict[str, Any]) -> set[str]:
+    """The ``entity_type`` values a mapping's FilterCriteria lets in (from the new or the old image)."""
+    types: set[str] = set()
+    for criterion in mapping["FilterCriteria"]["Filters"]:
+        pattern = json.loads(criterion["Pattern"])
+        for image in ("NewImage", "OldImage"):
+            types.update(pattern.get("dynamodb", {}).get(image, {}).get("entity_type", {}).get("S", []))
+    return types
+
+
+def routes_of(function: str) -> set[str]:
+    code = Path(FUNCTIONS[function]["Properties"]["CodeUri"]).name
+    module = importlib.import_module(f"functions.{code}.app")
+    return set(module.ROUTES)
+
+
+def test_the_template_has_stream_consumers() -> None:
+    assert STREAM_CONSUMERS
+
+
+@pytest.mark.parametrize(("function", "mapping"), STREAM_CONSUMERS, ids=[name for name, _ in STREAM_CONSUMERS])
+def test_a_consumer_routes_exactly_the_record_types_its_filter_lets_in(function: str, mapping: dict[str, Any]) -> None:
+    # A type let in without a route would be counted as unrouted on every record; a route the
+    # filter keeps out is dead code that looks alive.
+    assert routes_of(function) == filtered_entity_types(mapping)
+
+
+INDEXES = [keys.PRODUCTS_BY_CATEGORY, keys.ORDERS_BY_USER, keys.ORDERS_BY_STATUS, keys.UNPUBLISHED_OUTBOX]
+
+
+@pytest.mark.parametrize("index", INDEXES, ids=lambda index: str(index.name))
+def test_an_index_declared_in_keys_has_the_templates_key_attributes(index: IndexSpec) -> None:
+    declared = RESOURCES["CommerceTable"]["Properties"]["GlobalSecondaryIndexes"]
+    (template,) = [i for i in declared if i["IndexName"] == index.name]
+    assert {k["KeyType"]: k["AttributeName"] for k in template["KeySchema"]} == {
+        "HASH": index.partition_key,
+        "RANGE": index.sort_key,
+    }

@@ -1,0 +1,50 @@
+"""How the packages depend on each other: the platform knows no context, entry points stay thin."""
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PLATFORM = ROOT / "shared" / "shopfeed" / "platform"
+CONTEXTS = sorted(
+    p.name for p in (ROOT / "shared" / "shopfeed").iterdir() if p.is_dir() and p.name not in ("platform", "__pycache__")
+)
+ENTRY_POINTS = sorted((ROOT / "functions").glob("*/app.py"))
+
+
+def imported_modules(source: Path) -> set[str]:
+    tree = ast.parse(source.read_text())
+    modules: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            modules.add(node.module)
+    return modules
+
+
+def test_there_is_a_context_besides_the_platform() -> None:
+    assert "commerce" in CONTEXTS
+
+
+@pytest.mark.parametrize("source", sorted(PLATFORM.glob("*.py")), ids=lambda p: p.name)
+def test_the_platform_imports_no_context(source: Path) -> None:
+    contexts = [m for m in imported_modules(source) if m.split(".")[:2] in (["shopfeed", c] for c in CONTEXTS)]
+    assert contexts == []
+
+
+@pytest.mark.parametrize("source", sorted(PLATFORM.glob("*.py")), ids=lambda p: p.name)
+def test_the_platform_names_no_context(source: Path) -> None:
+    # The context's package name, in code or prose: the platform's examples use neutral names.
+    named = [c for c in CONTEXTS if re.search(c, source.read_text(), re.IGNORECASE)]
+    assert named == []
+
+
+@pytest.mark.parametrize("entry_point", ENTRY_POINTS, ids=lambda p: p.parent.name)
+def test_an_entry_point_only_wires_its_context(entry_point: Path) -> None:
+    # A handler module routes; rules, ports and record handlers live in the context's package.
+    lines = [line for line in entry_point.read_text().splitlines() if line.strip()]
+    assert len(lines) <= 30, f"{entry_point.parent.name}/app.py has {len(lines)} non-blank lines"
+    assert not any(m.startswith(("boto3", "botocore", "os")) for m in imported_modules(entry_point))
