@@ -5,7 +5,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import cold_start, round_trips, throughput
+from bench import cold_start, fanout, round_trips, throughput
 from bench.machine import Machine
 from bench.stack import commerce_stack
 from local.cfn import ROOT
@@ -33,6 +33,8 @@ def main() -> None:
         trips = round_trips.measure(stack)
         _progress("order throughput")
         load = throughput.measure(stack)
+        _progress(f"fanout throughput ({fanout.AUDIENCE} followers, {fanout.ROUNDS} rounds)")
+        spread = fanout.measure(stack)
 
     report = "\n".join(
         [
@@ -58,6 +60,11 @@ def main() -> None:
             "",
             throughput.__doc__ or "",
             load.markdown(),
+            "",
+            "## Fanout throughput (informative)",
+            "",
+            fanout.__doc__ or "",
+            spread.markdown(),
             "",
         ]
     )

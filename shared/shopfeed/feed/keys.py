@@ -8,6 +8,7 @@ Base table (PK / SK):
     POST#<post_id>          TAG#<tag>                 one item per tag of a post (feeds PostsByTag)
     FEED#<user_id>          <created_at>#<post_id>    feed entry: a followed author's post, written by fanout
     PULL_AUTHORS            USER#<author_id>          an author whose recent posts are merged at read time
+    APPLIED#<sequence no.>  <target>                  mark: a stream record was counted on <target> (48 h)
     IDEMPOTENCY#...         REQUEST                   Idempotency-Key record (platform.idempotency)
 
 Indexes (attribute names say which index they feed):
@@ -36,6 +37,7 @@ META: Final = "META"
 TAG: Final = "TAG#"
 FEED: Final = "FEED#"
 PULL_AUTHORS: Final = "PULL_AUTHORS"
+APPLIED: Final = "APPLIED#"
 
 # Write sharding of a tag's index partition (a hot tag, see docs/data-model.md). Changing the count
 # strands tag items written under the old one, so it is a constant of the data model.
@@ -177,3 +179,12 @@ def parse_user_id(key: str) -> str:
     if not key.startswith(USER):
         raise ValueError(f"not a user key: {key}")
     return key.removeprefix(USER)
+
+
+# -- stream consumers ------------------------------------------------------------------------------
+
+
+def applied_record(target: str, sequence_number: str) -> Key:
+    """The mark that a stream record was applied to ``target`` (platform.exactly_once): one partition
+    per record, so marks never crowd a hot counter's partition."""
+    return {"PK": APPLIED + sequence_number, "SK": target}
