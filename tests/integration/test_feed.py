@@ -1,16 +1,19 @@
 """The feed API against moto, FeedTable built from template.yaml: each pattern's result, order, paging
 and DynamoDB round trips (FEED-002, 003, 004, 007, 008)."""
 
+import json
 from typing import Any
 
 import pytest
 
 from shopfeed.feed import items
+from shopfeed.feed.bootstrap import feed_store
+from tests.support.apigw import sample
 from tests.support.calls import dynamodb_calls
-from tests.support.client import ApiClient
+from tests.support.client import ApiClient, LambdaContext
 from tests.support.factories import SteppingClock, pages
 from tests.support.feed_factories import every_item, follow, post_body, write_post
-from tests.support.feed_seed import feed_table, newest_first, publish, register_profiles, set_followers_count
+from tests.support.feed_seed import deliver, feed_table, newest_first, publish, register_profiles, set_followers_count
 from tests.support.tables import table_items
 from tests.unit.builders import EARLIER
 
@@ -295,3 +298,23 @@ def test_a_cursor_from_another_list_or_user_is_400(feed_api: ApiClient, celebrit
     # then
     assert feed_api.get(path, query={"cursor": foreign}).status == 400
     assert feed_api.get(path, query={"cursor": foreign[:-2]}).status == 400
+
+
+def test_the_sample_events_are_served_as_sam_local_invoke_would_send_them(feed_api: ApiClient) -> None:
+    from functions.feed_api.app import lambda_handler
+
+    def invoke(name: str) -> dict[str, Any]:
+        answer = lambda_handler(sample(f"api/{name}.json"), LambdaContext())
+        return {"status": answer["statusCode"], "body": json.loads(answer["body"])}
+
+    # when: U400 follows U100, U100 posts, the post is fanned out, U400 reads the feed
+    followed = invoke("follow_user")
+    created = invoke("create_post")
+    post = feed_store().get_post(created["body"]["post_id"])
+    assert post is not None
+    deliver(post, ["U400"])
+    feed = invoke("get_feed")
+    # then
+    assert (followed["status"], created["status"], feed["status"]) == (201, 201, 200)
+    assert created["body"]["tags"] == ["dynamodb"]
+    assert [p["post_id"] for p in feed["body"]["items"]] == [created["body"]["post_id"]]
