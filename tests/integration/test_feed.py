@@ -6,8 +6,10 @@ from typing import Any
 
 import pytest
 
-from shopfeed.feed import items
+from shopfeed.feed import items, repository
 from shopfeed.feed.bootstrap import feed_store
+from shopfeed.platform import clients, dynamo
+from shopfeed.platform.cursors import CursorCodec
 from tests.support.apigw import sample
 from tests.support.calls import dynamodb_calls
 from tests.support.client import ApiClient, LambdaContext
@@ -318,3 +320,40 @@ def test_the_sample_events_are_served_as_sam_local_invoke_would_send_them(feed_a
     assert (followed["status"], created["status"], feed["status"]) == (201, 201, 200)
     assert created["body"]["tags"] == ["dynamodb"]
     assert [p["post_id"] for p in feed["body"]["items"]] == [created["body"]["post_id"]]
+
+
+def test_the_merge_takes_the_most_recently_active_celebrities_up_to_its_bound(feed_api: ApiClient) -> None:
+    # given: U100 follows one more celebrity than the merge takes, each with one pulled post
+    bound = repository.MAX_MERGED_AUTHORS
+    celebrities = [f"C{n:03d}" for n in range(bound + 1)]
+    register_profiles(*celebrities, followers=THRESHOLD)
+    for celebrity in celebrities:
+        follow(feed_api, celebrity)
+        publish(feed_api.as_user(celebrity), f"by {celebrity}")
+    # when
+    with dynamodb_calls() as calls:
+        feed = feed_api.get("/feed").json["items"]
+    # then: the least recently active celebrity is left out; one Query per merged celebrity
+    assert [p["author_id"] for p in feed] == list(reversed(celebrities[1:]))
+    assert calls.counts()["Query"] == 1 + 1 + bound  # my feed, the registry, the celebrities
+
+
+def test_the_registry_of_celebrities_is_read_once_per_container_while_cached(
+    feed_api: ApiClient, celebrity: str
+) -> None:
+    # given: a repository keeping the registry 30 s, on a clock the test moves
+    now = [0.0]
+    table = dynamo.Table(clients.dynamodb(), feed_table())
+    store = repository.FeedRepository(table, CursorCodec(b"test"), 30, clock=lambda: now[0])
+    publish(feed_api.as_user(celebrity), "pulled")
+    # when
+    with dynamodb_calls() as first:
+        store.home_feed("U100", 50, None)
+    now[0] = 29.0
+    with dynamodb_calls() as cached:
+        store.home_feed("U100", 50, None)
+    now[0] = 30.0
+    with dynamodb_calls() as expired:
+        store.home_feed("U100", 50, None)
+    # then
+    assert (first.counts()["Query"], cached.counts()["Query"], expired.counts()["Query"]) == (3, 2, 3)
