@@ -28,12 +28,12 @@ TEST_ENVIRONMENT = {
 def reset_caches() -> None:
     """Forget per-container state (settings, clients, repositories) between tests."""
     from shopfeed.commerce.routes.deps import commerce_store
-    from shopfeed.feed.bootstrap import feed_store
+    from shopfeed.feed import bootstrap as feed_bootstrap
 
     settings.cache_clear()
     clients.reset()
     commerce_store.cache_clear()
-    feed_store.cache_clear()
+    feed_bootstrap.reset()
 
 
 @pytest.fixture(autouse=True)

@@ -28,5 +28,10 @@ def celebrity_threshold() -> int:
     return threshold
 
 
+def reset() -> None:
+    """Forget every port built (tests change the environment between tests)."""
+    feed_store.cache_clear()
+
+
 Store = Annotated[Feed, Depends(feed_store)]
 CelebrityThreshold = Annotated[int, Depends(celebrity_threshold)]

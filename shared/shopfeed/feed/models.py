@@ -4,7 +4,7 @@ import unicodedata
 from enum import StrEnum
 from typing import Annotated, Final
 
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints
 
 from shopfeed.platform.models import Model
 from shopfeed.platform.types import UserId, Version
@@ -14,7 +14,9 @@ MAX_POST_LENGTH: Final = 2000
 
 Handle = Annotated[
     str,
-    StringConstraints(strip_whitespace=True, to_lower=True, min_length=3, max_length=30, pattern=r"^[a-z0-9_]+$"),
+    # Lower-cased before the pattern is checked: "Ada_L" is the handle "ada_l".
+    BeforeValidator(lambda raw: raw.strip().lower() if isinstance(raw, str) else raw),
+    StringConstraints(min_length=3, max_length=30, pattern=r"^[a-z0-9_]+$"),
 ]
 DisplayName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=80)]
 Bio = Annotated[str, StringConstraints(strip_whitespace=True, max_length=280)]
