@@ -1,14 +1,17 @@
 """Demo data, made through the API like any client would (so it also proves the API works).
 
-The playbook's sample values: customer U100, and two products an admin creates. Safe to repeat:
-against a persistent engine a second run gets 409 already-exists, which counts as done.
+The playbook's sample values: customer U100, and two products an admin creates; for the feed, post
+``abc123`` by U100 tagged ``dynamodb`` (post ids are server-made ULIDs, so ``abc123`` is the post's
+Idempotency-Key: a second run replays the same post), U400 following U100, and a few more users,
+follows and posts. Safe to repeat: against a persistent engine a second run gets 409 already-exists
+or a replay, which count as done.
 """
 
 import json
 import logging
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +21,18 @@ DEMO_USER = "U100"
 ADMIN_USER = "U-ADMIN"
 OPS_USER = "U-OPS"
 
-CUSTOMER = {"email": "u100@example.com", "name": "Demo Customer"}
+CUSTOMER = {"email": "u100@example.com", "name": "Demo Customer", "handle": "u100", "bio": "Ships the demo data."}
+FEED_USERS = {
+    "U200": {"email": "u200@example.com", "name": "Grace", "handle": "grace", "bio": "Likes indexes."},
+    "U300": {"email": "u300@example.com", "name": "Edsger", "handle": "edsger"},
+    "U400": {"email": "u400@example.com", "name": "Barbara", "handle": "barbara"},
+}
+FOLLOWS = (("U400", "U100"), ("U200", "U100"), ("U100", "U300"), ("U400", "U300"))
+POSTS = (
+    ("U100", "abc123", {"text": "Model the access patterns first, then the keys.", "tags": ["dynamodb"]}),
+    ("U300", "def456", {"text": "Streams make the asynchronous half of a table.", "tags": ["dynamodb", "serverless"]}),
+    ("U200", "ghi789", {"text": "A sparse index holds only what you will query.", "tags": ["dynamodb"]}),
+)
 PRODUCTS = (
     {
         "product_id": "P-RED-TSHIRT",
@@ -46,16 +60,20 @@ class Step:
     path: str
     body: Mapping[str, Any]
     token: str
+    headers: Mapping[str, str] | None = None
 
 
 class SeedFailed(RuntimeError):
     pass
 
 
-def seed(base_url: str, user_token: str, admin_token: str) -> list[str]:
-    """Register U100 and create the demo products; returns one word per step (created / already there)."""
+def seed(base_url: str, user_token: str, admin_token: str, token_for: Callable[[str], str] | None = None) -> list[str]:
+    """Register U100 and create the demo products, and with ``token_for`` (a token of any user id) the
+    feed's users, follows and posts; returns one phrase per step (created / already there)."""
     steps = [Step(f"user {DEMO_USER}", "POST", "/users", CUSTOMER, user_token)]
     steps += [Step(f"product {p['product_id']}", "POST", "/products", p, admin_token) for p in PRODUCTS]
+    if token_for is not None:
+        steps += _feed_steps(token_for)
     outcomes = []
     for step in steps:
         status = _send(base_url, step)
@@ -68,12 +86,29 @@ def seed(base_url: str, user_token: str, admin_token: str) -> list[str]:
     return outcomes
 
 
+def _feed_steps(token_for: Callable[[str], str]) -> list[Step]:
+    steps = [Step(f"user {user}", "POST", "/users", body, token_for(user)) for user, body in FEED_USERS.items()]
+    steps += [
+        Step(f"{follower} follows {followee}", "PUT", f"/users/{followee}/followers/me", {}, token_for(follower))
+        for follower, followee in FOLLOWS
+    ]
+    steps += [
+        Step(f"post {key} by {author}", "POST", "/posts", body, token_for(author), {"Idempotency-Key": key})
+        for author, key, body in POSTS
+    ]
+    return steps
+
+
 def _send(base_url: str, step: Step) -> int:
     request = urllib.request.Request(
         base_url + step.path,
         data=json.dumps(step.body).encode(),
         method=step.method,
-        headers={"content-type": "application/json", "authorization": f"Bearer {step.token}"},
+        headers={
+            "content-type": "application/json",
+            "authorization": f"Bearer {step.token}",
+            **(step.headers or {}),
+        },
     )
     try:
         with urllib.request.urlopen(request, timeout=30) as response:

@@ -27,6 +27,7 @@ TEST_ENVIRONMENT = {
 
 def reset_caches() -> None:
     """Forget per-container state (settings, clients, repositories) between tests."""
+    from shopfeed.accounts import bootstrap as accounts_bootstrap
     from shopfeed.commerce.routes.deps import commerce_store
     from shopfeed.feed import bootstrap as feed_bootstrap
 
@@ -34,6 +35,7 @@ def reset_caches() -> None:
     clients.reset()
     commerce_store.cache_clear()
     feed_bootstrap.reset()
+    accounts_bootstrap.reset()
 
 
 @pytest.fixture(autouse=True)

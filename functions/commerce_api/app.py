@@ -1,11 +1,12 @@
-"""Commerce HTTP API: customers, catalog, stock and orders (routes in shopfeed.commerce.routes)."""
+"""Commerce HTTP API: users (both halves, shopfeed.accounts), catalog, stock and orders (shopfeed.commerce.routes)."""
 
 from typing import Any
 
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shopfeed.commerce.routes import orders, products, users
+from shopfeed.accounts import routes as users
+from shopfeed.commerce.routes import orders, products
 from shopfeed.platform.http import build_resolver
 from shopfeed.platform.observability import logger, metrics
 

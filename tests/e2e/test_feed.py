@@ -82,7 +82,8 @@ def test_a_post_reaches_a_followers_feed_through_the_fanout_queue(people: People
     post = write(author, "hello followers", "#DynamoDB")
     # then
     assert post["tags"] == ["dynamodb"]
-    assert eventually(lambda: feed_ids(follower), lambda ids: ids == [post["post_id"]]) == [post["post_id"]]
+    delivered = eventually(lambda: feed_ids(follower), lambda ids: ids == [post["post_id"]])
+    assert delivered == [post["post_id"]], people.stack.log_tail()
     assert follower.get(f"/posts/{post['post_id']}").json() == post
     assert [p["post_id"] for p in author.get(f"/users/{author_id}/posts").json()["items"]] == [post["post_id"]]
 
@@ -128,3 +129,16 @@ def test_bad_cursors_and_malformed_bodies_are_refused(people: People) -> None:
     assert refused.status_code == 422
     assert refused.headers["content-type"] == "application/problem+json"
     assert user.get("/users/me/posts").json()["items"] == []
+
+
+def test_the_playbooks_feed_sample_is_seeded_through_the_api(local_stack: LocalStack) -> None:
+    # given the seeded users' tokens
+    u100, u400 = (Client(local_stack, local_stack.token(user)) for user in ("U100", "U400"))
+    # then U100 has a social profile, U400 follows U100, and U100's post abc123 tagged dynamodb is in U400's feed
+    assert u400.get("/users/U100").json()["handle"] == "u100"
+    assert "U400" in [f["follower_id"] for f in u100.get("/users/U100/followers").json()["items"]]
+    by_u100 = u100.get("/users/U100/posts").json()["items"]
+    assert [p["tags"] for p in by_u100] == [["dynamodb"]]
+    assert eventually(lambda: feed_ids(u400), lambda ids: by_u100[0]["post_id"] in ids)
+    tagged = [p["post_id"] for p in u100.get("/tags/dynamodb/posts").json()["items"]]
+    assert by_u100[0]["post_id"] in tagged

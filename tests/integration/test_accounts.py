@@ -2,7 +2,7 @@
 
 import pytest
 
-from shopfeed.accounts import Accounts
+from shopfeed.accounts.repository import Accounts
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.errors import AlreadyExists, NotFound, StaleVersion
 from tests.support.calls import dynamodb_calls

@@ -1,15 +1,16 @@
 """POST /users, GET /users/{user_id} (ECOM-001), PATCH /users/me against moto."""
 
 from shopfeed.commerce import items
+from shopfeed.feed import items as feed_items
 from tests.support.calls import dynamodb_calls
 from tests.support.client import ApiClient
 from tests.support.factories import if_match, register_user, user_body
 from tests.support.tables import table_items
 
 
-def test_register_creates_my_profile_and_email_guard_in_one_transaction(commerce_api: ApiClient) -> None:
+def test_register_creates_both_halves_of_me_and_their_guards_in_one_transaction(commerce_api: ApiClient) -> None:
     # given
-    body = user_body(email="Ada@Example.com", name="Ada")
+    body = user_body(email="Ada@Example.com", name="Ada") | {"handle": "Ada_L", "bio": "Engines."}
 
     # when
     with dynamodb_calls() as calls:
@@ -22,12 +23,35 @@ def test_register_creates_my_profile_and_email_guard_in_one_transaction(commerce
         "name": "Ada",
         "email": "ada@example.com",
         "created_at": answer.json["created_at"],
+        "handle": "ada_l",
+        "display_name": "Ada",
+        "bio": "Engines.",
+        "followers_count": 0,
+        "following_count": 0,
+        "posts_count": 0,
     }
     assert answer.headers["Location"] == "/users/U100"
     assert answer.headers["ETag"] == '"1"'
     assert answer.content_type == "application/json"
     assert calls.operations == ["TransactWriteItems"]
     assert sorted(i["entity_type"] for i in table_items()) == sorted([items.CUSTOMER, items.EMAIL_GUARD])
+    assert sorted(i["entity_type"] for i in table_items("FeedTable")) == sorted(
+        [feed_items.PROFILE, feed_items.HANDLE_GUARD]
+    )
+
+
+def test_register_rejects_a_handle_taken_whatever_its_case_and_writes_nothing(commerce_api: ApiClient) -> None:
+    # given
+    register_user(commerce_api, handle="ada")
+    before = table_items() + table_items("FeedTable")
+
+    # when
+    answer = commerce_api.as_user("U200").post("/users", user_body() | {"handle": "ADA"})
+
+    # then
+    assert answer.status == 409
+    assert (answer.json["resource"], answer.json["id"]) == ("handle", "ada")
+    assert table_items() + table_items("FeedTable") == before
 
 
 def test_register_rejects_a_second_registration_of_the_same_user(commerce_api: ApiClient) -> None:
@@ -75,7 +99,7 @@ def test_register_rejects_a_malformed_body_with_field_locations_and_writes_nothi
     assert table_items() == []
 
 
-def test_get_user_shows_me_my_private_fields_and_etag_with_one_strong_read(commerce_api: ApiClient) -> None:
+def test_get_user_shows_me_both_halves_and_the_etag_with_one_strong_batch_read(commerce_api: ApiClient) -> None:
     # given
     me = register_user(commerce_api, email="ada@example.com")
 
@@ -87,7 +111,7 @@ def test_get_user_shows_me_my_private_fields_and_etag_with_one_strong_read(comme
     assert answer.status == 200
     assert answer.json == me
     assert answer.headers["ETag"] == '"1"'
-    assert calls.operations == ["GetItem"]
+    assert calls.operations == ["BatchGetItem"]  # CommerceTable and FeedTable in one request
 
 
 def test_get_user_me_reads_the_caller(commerce_api: ApiClient) -> None:
@@ -138,21 +162,21 @@ def test_get_user_answers_404_problem_for_an_unknown_user(commerce_api: ApiClien
     assert answer.json["id"] == "U404"
 
 
-def test_update_me_with_the_current_etag_changes_the_profile_and_the_etag(commerce_api: ApiClient) -> None:
+def test_update_me_with_the_current_etag_changes_both_halves_and_the_etag(commerce_api: ApiClient) -> None:
     # given
     register_user(commerce_api, name="Ada")
     etag = commerce_api.get("/users/me").headers["ETag"]
 
     # when
     with dynamodb_calls() as calls:
-        answer = commerce_api.patch("/users/me", {"name": "Ada King"}, headers=if_match(etag))
+        answer = commerce_api.patch("/users/me", {"name": "Ada King", "bio": "Notes."}, headers=if_match(etag))
 
     # then
     assert answer.status == 200
-    assert answer.json["name"] == "Ada King"
+    assert (answer.json["name"], answer.json["bio"]) == ("Ada King", "Notes.")
     assert answer.headers["ETag"] == '"2"'
-    assert calls.operations == ["UpdateItem"]
-    assert commerce_api.get("/users/me").json["name"] == "Ada King"
+    assert calls.operations == ["TransactWriteItems", "BatchGetItem"]
+    assert commerce_api.get("/users/me").json == answer.json
 
 
 def test_update_me_without_if_match_answers_428_and_changes_nothing(commerce_api: ApiClient) -> None:

@@ -61,6 +61,9 @@ class InMemoryFeed:
     def get_profile(self, user_id: str) -> Profile | None:
         return self._profiles.get(user_id)
 
+    def handle_owner(self, handle: str) -> str | None:
+        return self._handles.get(handle.lower())
+
     def update_profile(self, user_id: str, expected_version: int, changes: dict[str, Any], now: str) -> Profile:
         current = self._profiles.get(user_id)
         if current is None:
