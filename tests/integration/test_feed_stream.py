@@ -17,6 +17,7 @@ from tests.support.fanout import (
     feed_entries,
     follower_ids,
     put_post,
+    put_profiles,
     refused_sends,
     seed_followers,
 )
@@ -35,6 +36,7 @@ def line(aws: None, monkeypatch: pytest.MonkeyPatch) -> FanoutLine:
     monkeypatch.setenv("FEED_TABLE_NAME", TABLE)
     monkeypatch.setenv("FANOUT_QUEUE_URL", created.url)
     monkeypatch.setenv("FANOUT_PAGE_SIZE", "10")
+    put_profiles(TABLE, "U100")  # the author, whose posts_count the consumer keeps
     return created
 
 

@@ -218,3 +218,25 @@ def _hooked(events: Any, handlers: dict[str, Callable[..., None]]) -> Iterator[N
     finally:
         for name, handler in handlers.items():
             events.unregister(name, handler)
+
+
+def put_profiles(table: str, *user_ids: str) -> None:
+    for user_id in user_ids:
+        item = items.profile_item(feed_builders.profile(user_id))
+        clients.dynamodb().put_item(TableName=table, Item=dynamo.serialize(item))
+
+
+def follow(table: str, follower_id: str, followee_id: str) -> None:
+    item = items.follow_item(feed_builders.follow(follower_id, followee_id))
+    clients.dynamodb().put_item(TableName=table, Item=dynamo.serialize(item))
+
+
+def unfollow(table: str, follower_id: str, followee_id: str) -> None:
+    clients.dynamodb().delete_item(TableName=table, Key=dynamo.serialize(keys.follow(followee_id, follower_id)))
+
+
+def counts(table: str, user_id: str) -> tuple[int, int, int]:
+    """(followers, following, posts) of a profile, strongly consistent."""
+    raw = clients.dynamodb().get_item(TableName=table, Key=dynamo.serialize(keys.profile(user_id)), ConsistentRead=True)
+    profile = items.profile_from(dynamo.deserialize(raw["Item"]))
+    return profile.followers_count, profile.following_count, profile.posts_count
