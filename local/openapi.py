@@ -10,7 +10,7 @@ import json
 import sys
 from typing import Any
 
-API_FUNCTIONS = ("functions.commerce_api.app",)
+API_FUNCTIONS = ("functions.commerce_api.app", "functions.feed_api.app")
 TITLE = "shopfeed API"
 VERSION = "1.0.0"
 

@@ -15,6 +15,8 @@ TEST_ENVIRONMENT = {
     "AWS_DEFAULT_REGION": "us-east-1",
     "AWS_REGION": "us-east-1",
     "COMMERCE_TABLE_NAME": "CommerceTable",
+    "FEED_TABLE_NAME": "FeedTable",
+    "PULL_AUTHORS_CACHE_SECONDS": "0",
     "EVENT_BUS_NAME": "shopfeed-dev",
     "CURSOR_SECRET": "test-cursor-secret",
     "POWERTOOLS_SERVICE_NAME": "shopfeed",
@@ -26,10 +28,12 @@ TEST_ENVIRONMENT = {
 def reset_caches() -> None:
     """Forget per-container state (settings, clients, repositories) between tests."""
     from shopfeed.commerce.routes.deps import commerce_store
+    from shopfeed.feed.bootstrap import feed_store
 
     settings.cache_clear()
     clients.reset()
     commerce_store.cache_clear()
+    feed_store.cache_clear()
 
 
 @pytest.fixture(autouse=True)

@@ -23,8 +23,9 @@ merges both by that string (FEED-003).
 """
 
 import hashlib
-from dataclasses import dataclass
 from typing import Final
+
+from shopfeed.platform.dynamo import IndexSpec
 
 USER: Final = "USER#"
 PROFILE: Final = "PROFILE"
@@ -43,16 +44,8 @@ APPLIED: Final = "APPLIED#"
 TAG_SHARDS: Final = 4
 
 
-@dataclass(frozen=True)
-class IndexSpec:
-    """A global secondary index: its name and the only spelling of its key attributes."""
-
-    name: str
-    partition_key: str
-    sort_key: str
-
-
-# template.yaml declares the same (a template test compares).
+# The indexes, with the only spelling of their attribute names (template.yaml declares the same;
+# a template test compares).
 POSTS_BY_AUTHOR: Final = IndexSpec("PostsByAuthor", "by_author_pk", "by_author_sk")
 PULLED_POSTS_BY_AUTHOR: Final = IndexSpec("PulledPostsByAuthor", "pulled_pk", "pulled_sk")
 POSTS_BY_TAG: Final = IndexSpec("PostsByTag", "by_tag_pk", "by_tag_sk")

@@ -4,8 +4,9 @@ import unicodedata
 from enum import StrEnum
 from typing import Annotated, Final
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints
 
+from shopfeed.platform.models import Model
 from shopfeed.platform.types import UserId, Version
 
 MAX_TAGS: Final = 10
@@ -33,11 +34,6 @@ def _distinct(tags: tuple[str, ...]) -> tuple[str, ...]:
 
 
 Tags = Annotated[tuple[Tag, ...], AfterValidator(_distinct), Field(max_length=MAX_TAGS)]
-
-
-class Model(BaseModel):
-    # defer_build: a model's validator is built on its first use, not at import (design §1).
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Profile(Model):

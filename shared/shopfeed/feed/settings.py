@@ -16,4 +16,5 @@ class FeedSettings(Settings):
 
 
 class FeedApiSettings(FeedSettings, CursorSettings):
-    pass
+    # The home feed's list of authors merged at read time, kept per container (see FeedRepository).
+    pull_authors_cache_seconds: Annotated[float, Field(ge=0)] = 30

@@ -1,0 +1,66 @@
+"""HTTP request and response models of the feed API (the OpenAPI document is generated from them)."""
+
+from typing import Annotated
+
+from pydantic import BeforeValidator, Field, StringConstraints
+
+from shopfeed.feed.models import MAX_TAGS, TAG_PATTERN, Follow, Post, PostSummary, PostText, Profile, normalise_tag
+from shopfeed.platform.models import Request, View
+
+# A tag as a client may write it ("#DynamoDB"), stored normalised ("dynamodb").
+RequestTag = Annotated[str, BeforeValidator(lambda raw: normalise_tag(raw) if isinstance(raw, str) else raw)]
+TagParam = Annotated[RequestTag, StringConstraints(pattern=TAG_PATTERN)]
+
+
+class CreatePost(Request):
+    text: PostText
+    tags: Annotated[
+        list[TagParam],
+        Field(max_length=MAX_TAGS, description="Up to 10; '#DynamoDB' is stored as 'dynamodb', repeats once"),
+    ] = []
+
+
+class PostView(View):
+    post_id: str
+    author_id: str
+    text: str
+    tags: list[str]
+    created_at: str
+    likes_count: int
+    comments_count: int
+
+    @classmethod
+    def of(cls, post: Post) -> "PostView":
+        return cls.model_validate(post.model_dump(include=set(cls.model_fields)))
+
+
+class PostPage(View):
+    items: list[PostSummary]
+    next_cursor: str | None
+
+
+class FeedPage(View):
+    items: list[PostView]
+    next_cursor: str | None
+
+
+class FollowPage(View):
+    items: list[Follow]
+    next_cursor: str | None
+
+
+class ProfileView(View):
+    """FEED-001: the public social profile."""
+
+    user_id: str
+    handle: str
+    display_name: str
+    bio: str
+    followers_count: int
+    following_count: int
+    posts_count: int
+    created_at: str
+
+    @classmethod
+    def of(cls, profile: Profile) -> "ProfileView":
+        return cls.model_validate(profile.model_dump(include=set(cls.model_fields)))
