@@ -19,16 +19,12 @@ from collections.abc import Sequence
 from shopfeed.feed import fanout, items, keys
 from shopfeed.feed.fanout import FanoutAction, FanoutTask
 from shopfeed.feed.models import Delivery
+from shopfeed.feed.settings import FanoutSettings
 from shopfeed.platform import clients, counters, dynamo, streams
 from shopfeed.platform.clock import utc_now
 from shopfeed.platform.config import settings
 from shopfeed.platform.counters import Increment
 from shopfeed.platform.observability import logger, metrics
-
-
-class FeedStreamSettings(fanout.FanoutSettings):
-    pass
-
 
 _ACTIONS = {streams.ChangeKind.INSERT: FanoutAction.ADD, streams.ChangeKind.REMOVE: FanoutAction.REMOVE}
 
@@ -91,9 +87,9 @@ def _mark(target: str, change: streams.ItemChange) -> keys.Key:
 
 def count_and_fan_out(changes: Sequence[streams.ItemChange]) -> streams.Failures:
     """The handler of posts and follows: fanout tasks for posts, then the counters of both."""
-    config = settings(FeedStreamSettings)
+    config = settings(FanoutSettings)
     posts = [change for change in changes if change.entity_type == items.POST]
-    failures = queue_fanout(posts, fanout.SqsTaskQueue(clients.sqs(), config.fanout_queue_url)) if posts else {}
+    failures = queue_fanout(posts, fanout.task_queue(config)) if posts else {}
     table = dynamo.Table(clients.dynamodb(), config.feed_table_name)
     uncounted = counters.count(table, _mark, changes, counted, utc_now())
     for sequence_number, error in uncounted.items():
