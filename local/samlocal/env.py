@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 # Local resources are named after their logical ids (see local.cfn).
-TABLES = {"COMMERCE_TABLE_NAME": "CommerceTable"}
+TABLES = {"COMMERCE_TABLE_NAME": "CommerceTable", "FEED_TABLE_NAME": "FeedTable"}
 DEFAULT_HOST = "host.docker.internal"
 HOST_VARIABLE = "SHOPFEED_SAMLOCAL_HOST"
 _LOOPBACK = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}

@@ -6,10 +6,13 @@ from typing import Any
 
 import pytest
 
+from functions.fanout_worker.app import lambda_handler as fanout_worker_handler
 from functions.feed_stream.app import lambda_handler
 from shopfeed.feed import items
 from shopfeed.feed.models import Delivery, Post
+from shopfeed.platform import clients, dynamo
 from tests.integration.outbox_support import CommerceStream, batch, sequence_numbers
+from tests.support.apigw import sample
 from tests.support.client import LambdaContext
 from tests.support.fanout import (
     FanoutLine,
@@ -17,6 +20,7 @@ from tests.support.fanout import (
     feed_entries,
     follower_ids,
     put_post,
+    put_profiles,
     refused_sends,
     seed_followers,
 )
@@ -27,6 +31,10 @@ FEED_STREAM = LambdaContext(
     function_name="FeedStreamFunction",
     invoked_function_arn="arn:aws:lambda:us-east-1:123456789012:function:FeedStreamFunction",
 )
+WORKER_CONTEXT = LambdaContext(
+    function_name="FanoutWorkerFunction",
+    invoked_function_arn="arn:aws:lambda:us-east-1:123456789012:function:FanoutWorkerFunction",
+)
 
 
 @pytest.fixture
@@ -35,6 +43,7 @@ def line(aws: None, monkeypatch: pytest.MonkeyPatch) -> FanoutLine:
     monkeypatch.setenv("FEED_TABLE_NAME", TABLE)
     monkeypatch.setenv("FANOUT_QUEUE_URL", created.url)
     monkeypatch.setenv("FANOUT_PAGE_SIZE", "10")
+    put_profiles(TABLE, "U100")  # the author, whose posts_count the consumer keeps
     return created
 
 
@@ -152,3 +161,22 @@ def test_a_record_whose_post_image_is_unreadable_fails_alone(line: FanoutLine, f
     # then
     assert response == {"batchItemFailures": [{"itemIdentifier": broken["dynamodb"]["SequenceNumber"]}]}
     assert [task["entry"]["post_id"] for task in line.tasks()] == [good.post_id]
+
+
+def test_the_sample_events_chain_a_post_of_u100_into_u400s_feed(line: FanoutLine) -> None:
+    # given the items of the sample stream records: U400 follows U100, U100 posted
+    follow_record = sample("streams/feed_follow_inserted.json")
+    post_record = sample("streams/feed_post_inserted.json")
+    put_profiles(TABLE, "U400")
+    for event in (follow_record, post_record):
+        clients.dynamodb().put_item(TableName=TABLE, Item=event["Records"][0]["dynamodb"]["NewImage"])
+    # when the consumer gets the post's sample record, and the worker the fanout sample message
+    response = consume(post_record["Records"])
+    queued = line.tasks()
+    worker = fanout_worker_handler(sample("sqs/fanout_task.json"), WORKER_CONTEXT)
+    # then the consumer queued exactly the sample message's task, and U400's feed holds the post
+    assert response == {"batchItemFailures": []}
+    assert queued == [json.loads(sample("sqs/fanout_task.json")["Records"][0]["body"])]
+    assert worker == {"batchItemFailures": []}
+    post = items.post_from(dynamo.deserialize(post_record["Records"][0]["dynamodb"]["NewImage"]))
+    assert list(feed_entries(TABLE, ["U400"], post)) == ["U400"]

@@ -4,6 +4,8 @@ dummy credentials, so no container inherits credentials, a region or an endpoint
 
 import boto3
 
-import functions.commerce_api.app  # noqa: F401  (imported for its side effect: the modules load)
+# Imported for their side effect: the modules load.
+import functions.commerce_api.app
+import functions.feed_api.app  # noqa: F401
 
 boto3.client("dynamodb", region_name="us-east-1", aws_access_key_id="init", aws_secret_access_key="init")

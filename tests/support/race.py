@@ -11,6 +11,7 @@ environment, serve a warm-up call, then wait at one barrier, so the calls under 
 together and race on DynamoDB, not on Python start-up.
 """
 
+import importlib
 import multiprocessing
 import os
 import time
@@ -47,15 +48,18 @@ class Served:
     seconds: float  # the handler call, as the client in the container saw it
 
 
-def all_at_once(calls: Sequence[Call], warm_up: Call | None = None) -> list[Answer]:
+def all_at_once(calls: Sequence[Call], warm_up: Call | None = None, function: str = "commerce_api") -> list[Answer]:
     """Each call in its own container, all released together; answers in the order of ``calls``."""
-    return [served.answer for (served,) in in_containers([[call] for call in calls], warm_up)]
+    return [served.answer for (served,) in in_containers([[call] for call in calls], warm_up, function)]
 
 
-def in_containers(shares: Sequence[Sequence[Call]], warm_up: Call | None = None) -> list[list[Served]]:
+def in_containers(
+    shares: Sequence[Sequence[Call]], warm_up: Call | None = None, function: str = "commerce_api"
+) -> list[list[Served]]:
     """One container per share, serving its calls one after another; all start together.
 
-    The containers get this process's environment (table, endpoint, settings) as it is now.
+    ``function`` is the directory of its handler under functions/. The containers get this process's
+    environment (table, endpoint, settings) as it is now.
     """
     _CONTEXT.set_forkserver_preload(_PRELOADED)
     barrier = _CONTEXT.Barrier(len(shares))
@@ -63,7 +67,7 @@ def in_containers(shares: Sequence[Sequence[Call]], warm_up: Call | None = None)
     containers = [
         _CONTEXT.Process(
             target=_container,
-            args=(index, list(share), warm_up, dict(os.environ), barrier, results),
+            args=(index, function, list(share), warm_up, dict(os.environ), barrier, results),
             daemon=True,
         )
         for index, share in enumerate(shares)
@@ -87,6 +91,7 @@ def in_containers(shares: Sequence[Sequence[Call]], warm_up: Call | None = None)
 
 def _container(
     index: int,
+    function: str,
     calls: list[Call],
     warm_up: Call | None,
     environment: dict[str, str],
@@ -98,7 +103,7 @@ def _container(
         os.environ.update(environment)
         # The function's log and metric lines (what Lambda ships to CloudWatch) go nowhere.
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-        from functions.commerce_api.app import lambda_handler
+        lambda_handler = importlib.import_module(f"functions.{function}.app").lambda_handler
 
         if warm_up is not None:
             _serve(lambda_handler, warm_up)

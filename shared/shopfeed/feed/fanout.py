@@ -22,13 +22,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from shopfeed.feed import items, keys
 from shopfeed.feed.models import FeedEntry
-from shopfeed.feed.settings import FeedSettings
+from shopfeed.feed.settings import FANOUT_PAGE_SIZE, FanoutSettings
 from shopfeed.platform import batch_writes, clients, dynamo, queues
 from shopfeed.platform.config import settings
 from shopfeed.platform.observability import logger, metrics
@@ -37,9 +37,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_sqs import SQSClient
 
-# Followers per task: one Query page (a follow edge is ~150 bytes, far below the 1 MB page limit) and
-# 40 BatchWriteItem calls, a few seconds of work at most for one invocation.
-PAGE_SIZE: Final = 1000
+PAGE_SIZE: Final = FANOUT_PAGE_SIZE
 
 
 class FanoutAction(StrEnum):
@@ -208,17 +206,15 @@ class FanoutRepository:
 # -- composition ---------------------------------------------------------------------------------
 
 
-class FanoutSettings(FeedSettings):
-    fanout_queue_url: Annotated[str, Field(min_length=1)]
-    fanout_page_size: Annotated[int, Field(ge=1, le=PAGE_SIZE)] = PAGE_SIZE
+def task_queue(config: FanoutSettings) -> SqsTaskQueue:
+    """The fanout queue as the worker and the stream consumer use it in AWS. Cheap to call per batch:
+    the clients are made once per container by their factories."""
+    return SqsTaskQueue(clients.sqs(), config.fanout_queue_url)
 
 
 def ports(config: FanoutSettings) -> tuple[FanoutRepository, SqsTaskQueue]:
-    """The table and the queue as the worker and the stream consumer use them in AWS. Cheap to call per
-    batch: the clients are made once per container by their factories."""
-    return FanoutRepository(clients.dynamodb(), config.feed_table_name), SqsTaskQueue(
-        clients.sqs(), config.fanout_queue_url
-    )
+    """The worker's table and queue."""
+    return FanoutRepository(clients.dynamodb(), config.feed_table_name), task_queue(config)
 
 
 def handle_message(body: str) -> PageReport:
