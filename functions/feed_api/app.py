@@ -1,15 +1,18 @@
-"""Feed HTTP API: posts, tags, follows and the home feed (routes in shopfeed.feed.routes)."""
+"""Feed HTTP API: posts, tags, follows, home feed, likes, comments, notifications, leaderboard.
+
+Routes live in shopfeed.feed.routes.
+"""
 
 from typing import Any
 
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shopfeed.feed.routes import follows, home, posts
+from shopfeed.feed.routes import comments, follows, home, likes, notifications, posts
 from shopfeed.platform.http import build_resolver
 from shopfeed.platform.observability import logger, metrics
 
-app = build_resolver(posts.router, follows.router, home.router)
+app = build_resolver(posts.router, follows.router, home.router, likes.router, comments.router, notifications.router)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)

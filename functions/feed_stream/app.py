@@ -1,8 +1,8 @@
 """FeedTable stream consumer: each record type goes to its handler in the feed package.
 
 The event source mapping's FilterCriteria (template.yaml) lets in exactly the record types routed
-here (a template test compares). Posts and follows share one handler: both count on profiles, and
-one call per batch writes each profile once.
+here (a template test compares). Every type shares one handler: posts and follows count on profiles,
+likes and comments on posts, follows on the leaderboard, and one call per batch writes each target once.
 """
 
 from typing import Any
@@ -10,13 +10,15 @@ from typing import Any
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shopfeed.feed import items, stream
+from shopfeed.feed import items, social_stream
 from shopfeed.platform import streams
 from shopfeed.platform.observability import logger, metrics
 
 ROUTES: dict[str, streams.RecordTypeHandler] = {
-    items.POST: stream.count_and_fan_out,
-    items.FOLLOW: stream.count_and_fan_out,
+    items.POST: social_stream.handle,
+    items.FOLLOW: social_stream.handle,
+    items.LIKE: social_stream.handle,
+    items.COMMENT: social_stream.handle,
 }
 
 

@@ -48,16 +48,32 @@ def test_each_feed_index_is_declared_with_its_keys_and_projects_exactly_what_its
     ]
     assert spec["Projection"]["ProjectionType"] == "INCLUDE"
     assert sorted(spec["Projection"]["NonKeyAttributes"]) == sorted(items.PROJECTIONS[index.name])
-    assert sorted(declared) == sorted(i.name for i in keys.INDEXES)
+    assert sorted(declared) == sorted(i.name for i in keys.INDEXES + keys.SOCIAL_INDEXES)
 
 
-def test_the_feed_stream_filter_lets_in_inserted_and_removed_posts_and_follows_only() -> None:
+@pytest.mark.parametrize("index", keys.SOCIAL_INDEXES, ids=lambda index: index.name)
+def test_each_social_index_is_declared_with_its_keys_and_projects_what_its_readers_map(
+    index: keys.IndexSpec,
+) -> None:
+    declared = {i["IndexName"]: i for i in props("FeedTable")["GlobalSecondaryIndexes"]}
+    spec = declared[index.name]
+    assert spec["KeySchema"] == [
+        {"AttributeName": index.partition_key, "KeyType": "HASH"},
+        {"AttributeName": index.sort_key, "KeyType": "RANGE"},
+    ]
+    projected = items.SOCIAL_PROJECTIONS[index.name]
+    assert spec["Projection"]["ProjectionType"] == ("INCLUDE" if projected else "KEYS_ONLY")
+    assert sorted(spec["Projection"].get("NonKeyAttributes", [])) == sorted(projected)
+
+
+def test_the_feed_stream_filter_lets_in_inserted_and_removed_posts_follows_likes_and_comments_only() -> None:
     patterns = [
         json.loads(f["Pattern"]) for f in event_of("FeedStreamFunction")["Properties"]["FilterCriteria"]["Filters"]
     ]
+    routed = [items.POST, items.FOLLOW, items.LIKE, items.COMMENT]
     assert patterns == [
-        {"eventName": ["INSERT"], "dynamodb": {"NewImage": {"entity_type": {"S": [items.POST, items.FOLLOW]}}}},
-        {"eventName": ["REMOVE"], "dynamodb": {"OldImage": {"entity_type": {"S": [items.POST, items.FOLLOW]}}}},
+        {"eventName": ["INSERT"], "dynamodb": {"NewImage": {"entity_type": {"S": routed}}}},
+        {"eventName": ["REMOVE"], "dynamodb": {"OldImage": {"entity_type": {"S": routed}}}},
     ]
 
 

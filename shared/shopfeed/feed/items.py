@@ -8,7 +8,19 @@ from datetime import datetime, timedelta
 from typing import Any, Final
 
 from shopfeed.feed import keys
-from shopfeed.feed.models import Delivery, FeedEntry, Follow, Post, PostSummary, Profile, PullAuthor
+from shopfeed.feed.models import (
+    Comment,
+    Delivery,
+    FeedEntry,
+    Follow,
+    LeaderboardEntry,
+    Like,
+    Notification,
+    Post,
+    PostSummary,
+    Profile,
+    PullAuthor,
+)
 
 PROFILE: Final = "Profile"
 HANDLE_GUARD: Final = "HandleGuard"
@@ -162,3 +174,67 @@ def pull_author_item(author: PullAuthor) -> Item:
 
 def pull_author_from(item: Item) -> PullAuthor:
     return PullAuthor.model_validate(_pick(item, PullAuthor.model_fields))
+
+
+# -- likes, comments, notifications, leaderboard ----------------------------------------------------
+
+LIKE: Final = "Like"
+COMMENT: Final = "Comment"
+NOTIFICATION: Final = "Notification"
+LEADERBOARD_ENTRY: Final = "LeaderboardEntry"
+
+GAINED: Final = "gained"  # followers an author gained in a month (leaderboard counter)
+NOTIFICATION_COUNT: Final = "count"  # likes collapsed into one notification
+# A read notification stays listed in "all" this long, then TTL removes it.
+READ_RETENTION: Final = timedelta(days=30)
+
+LIKE_ATTRIBUTES: Final = ("post_id", "user_id", "post_author_id", "liked_at")
+NOTIFICATION_ATTRIBUTES: Final = tuple(Notification.model_fields)
+SOCIAL_PROJECTIONS: Final = {
+    keys.LIKES_BY_POST.name: LIKE_ATTRIBUTES,
+    keys.UNREAD_BY_USER.name: NOTIFICATION_ATTRIBUTES,
+    keys.AUTHORS_BY_GAINED.name: (),  # KEYS_ONLY: the author is the SK, the count the index key
+}
+
+
+def read_expiry(read_at: str) -> int:
+    return _epoch(read_at) + int(READ_RETENTION.total_seconds())
+
+
+def like_item(like: Like) -> Item:
+    return {
+        **keys.like(like.post_id, like.user_id),
+        **keys.like_by_time(like.post_id, like.user_id, like.liked_at),
+        "entity_type": LIKE,
+        **like.model_dump(),
+    }
+
+
+def like_from(item: Item) -> Like:
+    return Like.model_validate(_pick(item, LIKE_ATTRIBUTES))
+
+
+def comment_item(comment: Comment) -> Item:
+    return {**keys.comment(comment.post_id, comment.comment_id), "entity_type": COMMENT, **comment.model_dump()}
+
+
+def comment_from(item: Item) -> Comment:
+    return Comment.model_validate(_pick(item, Comment.model_fields))
+
+
+def notification_item(notification: Notification) -> Item:
+    """An unread notification carries the sparse UnreadByUser keys; marking it read removes them."""
+    return {
+        **keys.notification(notification.user_id, notification.notification_id),
+        **keys.unread(notification.user_id, notification.notification_id),
+        "entity_type": NOTIFICATION,
+        **notification.model_dump(mode="json", exclude_none=True),
+    }
+
+
+def notification_from(item: Item) -> Notification:
+    return Notification.model_validate(_pick(item, NOTIFICATION_ATTRIBUTES))
+
+
+def leaderboard_entry_from(item: Item) -> LeaderboardEntry:
+    return LeaderboardEntry(author_id=keys.parse_user_id(item["SK"]), gained=int(item[GAINED]))

@@ -188,3 +188,64 @@ def applied_record(target: str, sequence_number: str) -> Key:
     """The mark that a stream record was applied to ``target`` (platform.exactly_once): one partition
     per record, so marks never crowd a hot counter's partition."""
     return {"PK": APPLIED + sequence_number, "SK": target}
+
+
+# -- likes, comments, notifications, leaderboard ----------------------------------------------------
+#
+#   POST#<post_id>              LIKE#<user_id>            a like, keyed by its natural key (one per user)
+#   POST#<post_id>              COMMENT#<comment_id>      a comment; ULID ids sort oldest first
+#   NOTIFY#<user_id>            <notification_id>         a notification; ULID ids sort newest last
+#   LEADERBOARD#<YYYY-MM>#<n>   USER#<author_id>          followers an author gained in a month (shard n)
+#
+#   LikesByPost       likes_pk  = POST#<post_id>      likes_sk  = <liked_at>#<user_id>   (newest first)
+#   UnreadByUser      unread_pk = USER#<user_id>      unread_sk = <notification_id>      (sparse: unread only)
+#   AuthorsByGained   PK        = LEADERBOARD#<m>#<n> gained (N)                         (KEYS_ONLY)
+#
+# A like's natural key (one per user per post) cannot also sort by time: the base table holds the
+# natural key, the LikesByPost index the time-sorted one (FEED-005). Likes and comments live in their
+# post's partition, so deleting a post finds them with one Query (and nothing else must be spelled).
+
+LIKE: Final = "LIKE#"
+COMMENT: Final = "COMMENT#"
+NOTIFY: Final = "NOTIFY#"
+LEADERBOARD: Final = "LEADERBOARD#"
+
+# Write sharding of a month's leaderboard partition: every follow of the month counts there.
+LEADERBOARD_SHARDS: Final = 8
+
+LIKES_BY_POST: Final = IndexSpec("LikesByPost", "likes_pk", "likes_sk")
+UNREAD_BY_USER: Final = IndexSpec("UnreadByUser", "unread_pk", "unread_sk")
+AUTHORS_BY_GAINED: Final = IndexSpec("AuthorsByGained", "PK", "gained")
+SOCIAL_INDEXES: Final = (LIKES_BY_POST, UNREAD_BY_USER, AUTHORS_BY_GAINED)
+
+
+def like(post_id: str, user_id: str) -> Key:
+    return {"PK": post_partition(post_id), "SK": LIKE + user_id}
+
+
+def like_by_time(post_id: str, user_id: str, liked_at: str) -> Key:
+    return _index_key(LIKES_BY_POST, post_partition(post_id), _newest_first(liked_at, user_id))
+
+
+def comment(post_id: str, comment_id: str) -> Key:
+    return {"PK": post_partition(post_id), "SK": COMMENT + comment_id}
+
+
+def notification_partition(user_id: str) -> str:
+    return NOTIFY + user_id
+
+
+def notification(user_id: str, notification_id: str) -> Key:
+    return {"PK": notification_partition(user_id), "SK": notification_id}
+
+
+def unread(user_id: str, notification_id: str) -> Key:
+    return _index_key(UNREAD_BY_USER, user_partition(user_id), notification_id)
+
+
+def leaderboard_partition(month: str, shard: int) -> str:
+    return f"{LEADERBOARD}{month}#{shard}"
+
+
+def leaderboard_entry(month: str, author_id: str) -> Key:
+    return {"PK": leaderboard_partition(month, _shard(author_id, LEADERBOARD_SHARDS)), "SK": user_partition(author_id)}

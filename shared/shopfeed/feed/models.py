@@ -11,6 +11,7 @@ from shopfeed.platform.types import UserId, Version
 
 MAX_TAGS: Final = 10
 MAX_POST_LENGTH: Final = 2000
+MAX_COMMENT_LENGTH: Final = 1000
 
 Handle = Annotated[
     str,
@@ -102,3 +103,50 @@ class PullAuthor(Model):
 
     author_id: UserId
     last_pull_post_at: str
+
+
+# -- likes, comments, notifications, leaderboard ----------------------------------------------------
+
+CommentText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_COMMENT_LENGTH)]
+
+
+class Like(Model):
+    """One per user per post. ``post_author_id`` travels with it: the stream consumer notifies the
+    post's author from the like's image alone (no read)."""
+
+    post_id: str
+    user_id: UserId
+    post_author_id: UserId
+    liked_at: str
+
+
+class Comment(Model):
+    comment_id: str
+    post_id: str
+    author_id: UserId
+    post_author_id: UserId
+    text: CommentText
+    created_at: str
+
+
+class NotificationKind(StrEnum):
+    LIKES = "likes"  # likes of one post in one hour, collapsed into one notification with a count
+    COMMENT = "comment"
+    FOLLOW = "follow"
+
+
+class Notification(Model):
+    notification_id: str
+    user_id: UserId  # the recipient
+    kind: NotificationKind
+    actor_id: UserId  # who followed or commented; the first liker of the hour
+    post_id: str | None = None
+    comment_id: str | None = None
+    count: Count = 1
+    created_at: str
+    read_at: str | None = None
+
+
+class LeaderboardEntry(Model):
+    author_id: UserId
+    gained: int

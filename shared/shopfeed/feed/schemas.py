@@ -4,7 +4,21 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, Field, StringConstraints
 
-from shopfeed.feed.models import MAX_TAGS, TAG_PATTERN, Follow, Post, PostSummary, PostText, Profile, normalise_tag
+from shopfeed.feed.models import (
+    MAX_TAGS,
+    TAG_PATTERN,
+    Comment,
+    CommentText,
+    Follow,
+    LeaderboardEntry,
+    Like,
+    Notification,
+    Post,
+    PostSummary,
+    PostText,
+    Profile,
+    normalise_tag,
+)
 from shopfeed.platform.models import Request, View
 
 # A tag as a client may write it ("#DynamoDB"), stored normalised ("dynamodb").
@@ -64,3 +78,34 @@ class ProfileView(View):
     @classmethod
     def of(cls, profile: Profile) -> "ProfileView":
         return cls.model_validate(profile.model_dump(include=set(cls.model_fields)))
+
+
+# -- likes, comments, notifications, leaderboard ----------------------------------------------------
+
+
+class LikePage(View):
+    items: list[Like]
+    next_cursor: str | None
+
+
+class CreateComment(Request):
+    text: CommentText
+
+
+class CommentPage(View):
+    items: list[Comment]
+    next_cursor: str | None
+
+
+class NotificationPage(View):
+    items: list[Notification]
+    next_cursor: str | None
+
+
+class MarkedRead(View):
+    marked: int
+
+
+class Leaderboard(View):
+    month: str
+    items: list[LeaderboardEntry]

@@ -61,9 +61,14 @@ def count(
     changes: Iterable[ItemChange],
     rule: CountRule,
     now: datetime,
+    *,
+    must_exist: bool = True,
 ) -> Failures:
     """Apply what ``rule`` says ``changes`` count, once per record, one write per target; the failed
-    records by sequence number (an unreadable image, a missing target, a target that stayed contended)."""
+    records by sequence number (an unreadable image, a missing target, a target that stayed contended).
+
+    ``must_exist=False`` creates a missing target holding only its key and counters (a leaderboard
+    entry is nothing else)."""
     failures: Failures = {}
     targets: dict[str, Key] = {}
     by_target: dict[str, list[ItemChange]] = defaultdict(list)
@@ -79,7 +84,7 @@ def count(
             if change not in by_target[target]:
                 by_target[target].append(change)
     effects = [
-        exactly_once.Effect(target, records, partial(_add, table, targets[target], rule))
+        exactly_once.Effect(target, records, partial(_add, table, targets[target], rule, must_exist))
         for target, records in by_target.items()
     ]
     failures.update(exactly_once.apply_once(table, mark_key, effects, now))
@@ -87,7 +92,7 @@ def count(
 
 
 def _add(
-    table: dynamo.Table, target: Key, rule: CountRule, changes: Sequence[ItemChange]
+    table: dynamo.Table, target: Key, rule: CountRule, must_exist: bool, changes: Sequence[ItemChange]
 ) -> "TransactWriteItemTypeDef":
     totals: dict[str, int] = defaultdict(int)
     for change in changes:
@@ -95,4 +100,5 @@ def _add(
             if increment.target == target:
                 totals[increment.attribute] += increment.amount
     # ADD would create a missing item holding nothing but counters: the target must exist.
-    return table.update_op(target, dynamo.Update(add=dict(totals)), condition=Attr(dynamo.PARTITION).exists())
+    condition = Attr(dynamo.PARTITION).exists() if must_exist else None
+    return table.update_op(target, dynamo.Update(add=dict(totals)), condition=condition)
