@@ -299,3 +299,23 @@ def test_the_leaderboard_of_the_month_matches_a_brute_force_count_over_the_follo
     ]
     # and it is for ops only
     assert authors[0].get("/leaderboards/authors", params={"month": month}).status_code == 403
+
+
+def test_the_seed_likes_and_comments_the_playbooks_post_and_notifies_its_author(local_stack: LocalStack) -> None:
+    # given the seeded users
+    u100 = Client(local_stack, local_stack.token("U100"))
+    (seeded,) = [p for p in u100.get("/users/U100/posts").json()["items"] if p["tags"] == ["dynamodb"]]
+    post_id = seeded["post_id"]
+    # then the playbook's post has its likes (newest first), its comment and, once counted, its counters
+    assert [like["user_id"] for like in u100.get(f"/posts/{post_id}/likes").json()["items"]] == ["U200", "U400"]
+    assert [c["text"] for c in u100.get(f"/posts/{post_id}/comments").json()["items"]] == ["Keys second, indeed."]
+    counted = eventually(lambda: u100.get(f"/posts/{post_id}").json(), lambda p: p["likes_count"] == 2)
+    assert (counted["likes_count"], counted["comments_count"]) == (2, 1)
+    # and its author has unread notifications: two follows, the likes collapsed into one, the comment
+    unread = eventually(lambda: u100.get("/notifications?unread=true").json()["items"], lambda n: len(n) >= 4)
+    assert sorted((n["kind"], n["count"]) for n in unread) == [
+        ("comment", 1),
+        ("follow", 1),
+        ("follow", 1),
+        ("likes", 2),
+    ]
