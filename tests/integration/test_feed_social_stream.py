@@ -2,6 +2,7 @@
 post counters, notifications made once however often a batch comes, collapsed like notifications,
 and counts of a post that is gone dropped rather than retried forever."""
 
+import json
 from typing import Any
 
 import pytest
@@ -14,6 +15,8 @@ from shopfeed.platform import clients, dynamo
 from shopfeed.platform.cursors import CursorCodec
 from tests.integration.outbox_support import CommerceStream, batch
 from tests.integration.test_feed_stream import FEED_STREAM, TABLE
+from tests.support.apigw import sample
+from tests.support.client import LambdaContext
 from tests.support.fanout import FanoutLine, delete_post, follow, put_post, put_profiles
 from tests.unit import feed_builders
 
@@ -175,3 +178,34 @@ def test_notification_ids_are_derived_from_their_cause_and_sort_by_its_time() ->
     assert earlier == social_stream.notification_id("2026-05-01T10:00:00.000Z", "follow|U1|U2|t")
     assert earlier < later
     assert len(earlier) == 26
+
+
+def test_the_sample_like_record_counts_on_its_post_and_notifies_its_author(feed: CommerceStream) -> None:
+    # given the post the sample like is on
+    post = feed_builders.post("U100").model_copy(update={"post_id": "01KAB3C4D5E6F7G8H9J0K1M2N3"})
+    put_post(TABLE, post)
+    # when
+    answer = consume(sample("streams/feed_like_inserted.json")["Records"])
+    # then
+    assert answer == {"batchItemFailures": []}
+    assert stored_post(post).likes_count == 1
+    (notification,) = social().list_notifications("U100", unread=True, limit=50, cursor=None).items
+    assert (notification.kind, notification.actor_id, notification.count) == ("likes", "U400", 1)
+
+
+def test_the_sample_api_events_like_a_post_and_read_its_authors_unread_notifications(feed: CommerceStream) -> None:
+    from functions.feed_api.app import lambda_handler as feed_api
+
+    def invoke(name: str) -> tuple[int, dict[str, Any]]:
+        answer = feed_api(sample(f"api/{name}.json"), LambdaContext())
+        return answer["statusCode"], json.loads(answer["body"])
+
+    # given the post the sample like is on
+    put_post(TABLE, feed_builders.post("U100").model_copy(update={"post_id": "01KAB3C4D5E6F7G8H9J0K1M2N3"}))
+    # when U400 likes it (twice), and the stream is delivered
+    liked, again = invoke("like_post"), invoke("like_post")
+    consume(routed(feed.read()))
+    status, unread = invoke("unread_notifications")
+    # then
+    assert (liked[0], again[0], status) == (201, 200, 200)
+    assert [(n["kind"], n["actor_id"], n["count"]) for n in unread["items"]] == [("likes", "U400", 1)]
