@@ -7,9 +7,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shopfeed.commerce import outbox
 from shopfeed.commerce.settings import CommerceSweeperSettings
+from shopfeed.platform import warmup
 from shopfeed.platform.clock import utc_now
 from shopfeed.platform.config import settings
 from shopfeed.platform.observability import logger, metrics
+
+warmup.prime(lambda: outbox.ports(settings(CommerceSweeperSettings)))
 
 
 @logger.inject_lambda_context
