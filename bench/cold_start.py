@@ -1,10 +1,13 @@
-"""Cold-start imports per function against design §1's budget: at most 1.3× ``import boto3, pydantic``.
+"""Cold-start imports per function, next to ``import boto3, pydantic`` and the library pieces they build on.
 
 Each import runs in a fresh interpreter (the project venv, Python 3.13 like the runtime), with the
 function's directory and the layer (shared/) first on sys.path, as Lambda puts /var/task and
 /opt/python. Only the import is timed, not interpreter start-up, which both sides pay alike.
 Reference rows import the baseline plus one library piece the functions build on, so each
-function's floor is visible next to it.
+function's floor is visible next to it. Design §1 sets no ratio for imports any more (Powertools'
+HTTP resolver alone is ~1.45×): it asks for a first request within 2× a warm one, measured below.
+The import is timed without priming (no AWS_LAMBDA_FUNCTION_NAME): priming is part of init, and
+the first-request table shows both.
 """
 
 import json
@@ -20,7 +23,6 @@ from dataclasses import dataclass, field
 from bench.markdown import ms, table
 from local.cfn import ROOT
 
-BUDGET = 1.3
 BASELINE = "import boto3, pydantic"
 FUNCTIONS = ROOT / "functions"
 SHARED = ROOT / "shared"
@@ -44,7 +46,6 @@ REFERENCES = {
 LAMBDA_ENVIRONMENT = {
     "AWS_REGION": "us-east-1",
     "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_LAMBDA_FUNCTION_NAME": "bench",
     "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "1024",
     "POWERTOOLS_SERVICE_NAME": "shopfeed",
     "POWERTOOLS_METRICS_NAMESPACE": "shopfeed",
@@ -130,10 +131,7 @@ class ColdStart:
     runs: int
     bytecode: str
 
-    def over_budget(self) -> list[Measured]:
-        return [m for m in self.functions if m.ratio > BUDGET]
-
-    def _row(self, measured: Measured, verdict: str) -> list[object]:
+    def _row(self, measured: Measured, kind: str) -> list[object]:
         low, _, high = statistics.quantiles(measured.ratios, n=4)
         return [
             measured.target.label,
@@ -141,19 +139,16 @@ class ColdStart:
             ms(measured.best),
             f"{measured.ratio:.2f}",
             f"{low:.2f}–{high:.2f}",
-            verdict,
+            kind,
         ]
 
     def markdown(self) -> str:
         rows = [self._row(self.baseline, "–")]
         rows += [self._row(m, "reference") for m in self.references]
-        rows += [
-            self._row(m, "within budget" if m.ratio <= BUDGET else f"**over budget** ({BUDGET}×)")
-            for m in self.functions
-        ]
+        rows += [self._row(m, "function") for m in self.functions]
         rows += [[label, "–", "–", "–", "–", f"does not import: {error}"] for label, error in self.broken.items()]
         parts = [
-            table(["import", "median ms", "best ms", "× baseline", "middle half", "design §1"], rows, "lrrrrl"),
+            table(["import", "median ms", "best ms", "× baseline", "middle half", "row"], rows, "lrrrrl"),
             "",
             f"{self.runs} rounds; a round imports every row once, each in a fresh interpreter. "
             "× baseline is the median over rounds of the row's time over the baseline's time in the same "

@@ -9,12 +9,11 @@ BatchWriteItem calls of 25. Rounds alternate between the two, so a burst of load
 on this machine slows both sides rather than one.
 """
 
-import io
+import logging
 import os
 import statistics
 import time
 from collections.abc import Callable
-from contextlib import redirect_stdout
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -28,6 +27,7 @@ from shopfeed.feed import items
 from shopfeed.feed.fanout import PAGE_SIZE, FanoutAction, FanoutTask
 from shopfeed.platform import batch_writes, clients, dynamo
 from shopfeed.platform.config import settings
+from shopfeed.platform.observability import logger
 from tests.support.fanout import FanoutLine, follower_ids, put_post, seed_followers
 from tests.unit import feed_builders
 
@@ -83,6 +83,9 @@ def _forget_clients() -> None:
 
 
 def measure(stack: Stack) -> FanoutThroughput:
+    # The moto server logs every request, and the worker one line per page: the report is on stdout.
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    logger.setLevel(logging.WARNING)
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=dynamodb_local.free_port(), verbose=False)
     server.start()
     try:
@@ -106,8 +109,7 @@ def measure(stack: Stack) -> FanoutThroughput:
             result.plain.append(_timed(partial(batch_writes.write_all, clients.dynamodb(), table_name, requests)))
             line.send([FanoutTask(action=FanoutAction.ADD, entry=items.entry_of(post)).model_dump_json()])
             line.delivered.clear()
-            with redirect_stdout(io.StringIO()):  # the worker's log lines, as Lambda ships them
-                result.worker.append(_timed(line.drain))
+            result.worker.append(_timed(line.drain))
             result.pages = len(line.delivered)
         return result
     finally:

@@ -197,6 +197,43 @@ def http_routes(path: Path = TEMPLATE) -> list[tuple[str, str, str]]:
     return routes
 
 
+def handler_module(function: str, template: Mapping[str, Any] | None = None) -> str:
+    """The Python module of a function's handler: CodeUri functions/<dir>/ and Handler app.x give
+    ``functions.<dir>.app``."""
+    props = function_properties(function, template)
+    module = str(props["Handler"]).rsplit(".", 1)[0]
+    return f"{Path(props['CodeUri']).as_posix().strip('/').replace('/', '.')}.{module}"
+
+
+def api_functions(template: Mapping[str, Any] | None = None) -> list[str]:
+    """Logical ids of the functions that serve HttpApi routes, in template order."""
+    return list(dict.fromkeys(route.function for route in http_api_routes(template)))
+
+
+def function_for(method: str, path: str, template: Mapping[str, Any] | None = None) -> str:
+    """The logical id of the function serving ``method path`` (a concrete path: ``/orders/01J.../cancel``)."""
+    for route in http_api_routes(template):
+        pattern = re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(route.path))
+        if route.method in (method.upper(), "ANY") and re.fullmatch(pattern, path):
+            return route.function
+    raise LookupError(f"no function serves {method} {path}")
+
+
+def table_variables(template: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """Environment variable → table logical id, for every function variable that is a table's Ref."""
+    template = template if template is not None else load()
+    tables = {name for name, r in template["Resources"].items() if r["Type"] == "AWS::DynamoDB::Table"}
+    found: dict[str, str] = {}
+    for name, resource in template["Resources"].items():
+        if resource["Type"] != "AWS::Serverless::Function":
+            continue
+        variables = (function_properties(name, template).get("Environment") or {}).get("Variables") or {}
+        for variable, value in variables.items():
+            if isinstance(value, dict) and value.get("Ref") in tables:
+                found[variable] = value["Ref"]
+    return found
+
+
 def references(node: Any) -> set[str]:
     """Logical ids (and parameters) a template fragment refers to through Ref, GetAtt or Sub."""
     found: set[str] = set()

@@ -10,7 +10,8 @@ import json
 import sys
 from typing import Any
 
-API_FUNCTIONS = ("functions.commerce_api.app", "functions.feed_api.app")
+from local import cfn
+
 TITLE = "shopfeed API"
 VERSION = "1.0.0"
 
@@ -19,7 +20,7 @@ def document() -> dict[str, Any]:
     from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 
     merged: dict[str, Any] | None = None
-    for module_name in API_FUNCTIONS:
+    for module_name in (cfn.handler_module(function) for function in cfn.api_functions()):
         app = importlib.import_module(module_name).app
         spec = json.loads(
             app.get_openapi_json_schema(

@@ -1,10 +1,16 @@
 """Fixtures shared by every test layer: a clean environment and fresh shopfeed caches per test."""
 
+import importlib
+import importlib.util
 import os
+import pkgutil
 from collections.abc import Iterator
+from functools import cache
+from types import ModuleType
 
 import pytest
 
+import shopfeed
 from shopfeed.platform import clients
 from shopfeed.platform.config import settings
 
@@ -25,17 +31,36 @@ TEST_ENVIRONMENT = {
 }
 
 
-def reset_caches() -> None:
-    """Forget per-container state (settings, clients, repositories) between tests."""
-    from shopfeed.accounts import bootstrap as accounts_bootstrap
-    from shopfeed.commerce.routes.deps import commerce_store
-    from shopfeed.feed import bootstrap as feed_bootstrap
+@cache
+def _composition_roots() -> list[ModuleType]:
+    """Every context's ``bootstrap`` module: a new context's is found, not listed by hand."""
+    contexts = [m.name for m in pkgutil.iter_modules(shopfeed.__path__) if m.ispkg and m.name != "platform"]
+    return [
+        importlib.import_module(f"shopfeed.{name}.bootstrap")
+        for name in contexts
+        if importlib.util.find_spec(f"shopfeed.{name}.bootstrap") is not None
+    ]
 
+
+_client_environment: dict[str, str] = {}
+
+
+def reset_caches() -> None:
+    """Forget per-container state (settings, secrets, every context's ports) between tests.
+
+    Clients are kept while the environment they were made from (endpoints, region, credentials) is
+    unchanged: making a DynamoDB client loads its service model, which was most of each test's setup.
+    They hold no state of their own (moto's mock intercepts every client; its backends reset per test).
+    """
+    global _client_environment
     settings.cache_clear()
-    clients.reset()
-    commerce_store.cache_clear()
-    feed_bootstrap.reset()
-    accounts_bootstrap.reset()
+    clients.secret_string.cache_clear()
+    made_from = {name: value for name, value in os.environ.items() if name.startswith("AWS_")}
+    if made_from != _client_environment:
+        clients.reset()
+        _client_environment = made_from
+    for root in _composition_roots():
+        root.reset()
 
 
 @pytest.fixture(autouse=True)

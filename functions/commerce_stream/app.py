@@ -9,13 +9,14 @@ from typing import Any
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shopfeed.commerce import consumers, items
-from shopfeed.platform import streams
+from shopfeed.commerce import bootstrap, consumers, items
+from shopfeed.platform import streams, warmup
 from shopfeed.platform.observability import logger, metrics
 
 ROUTES: dict[str, streams.RecordTypeHandler] = {
     items.OUTBOX_EVENT: consumers.relay_outbox_events,
 }
+warmup.prime(bootstrap.relay_ports)
 
 
 @logger.inject_lambda_context

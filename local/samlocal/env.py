@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-# Local resources are named after their logical ids (see local.cfn).
-TABLES = {"COMMERCE_TABLE_NAME": "CommerceTable", "FEED_TABLE_NAME": "FeedTable"}
+from local import cfn
+
 DEFAULT_HOST = "host.docker.internal"
 HOST_VARIABLE = "SHOPFEED_SAMLOCAL_HOST"
 _LOOPBACK = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
@@ -40,7 +40,8 @@ def variables(
     """Environment of every function under sam local: local endpoint, tables, secrets, fake credentials."""
     return {
         "AWS_ENDPOINT_URL_DYNAMODB": reachable_from_containers(dynamodb_endpoint, host),
-        **(tables or TABLES),
+        # Local resources are named after their logical ids (see local.cfn).
+        **(tables or cfn.table_variables()),
         # In AWS the cursor key lives in Secrets Manager; locally it is given directly, and the ARN is
         # blanked so nothing in the container reaches for Secrets Manager.
         "CURSOR_SECRET": "samlocal-cursor-secret",

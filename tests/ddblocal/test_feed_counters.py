@@ -31,7 +31,7 @@ def test_twenty_users_following_one_user_at_once_leave_twenty_followers(
     table = tables["FeedTable"]
     follows = [Call("PUT", "/users/U100/followers/me", sub=follower) for follower in FOLLOWERS]
     # when
-    answers = all_at_once(follows, warm_up=Call("GET", "/users/U100"), function="feed_api")
+    answers = all_at_once(follows, warm_up=Call("GET", "/users/U100"))
     deliver_all(feed_stream_poller(table))
     # then
     assert [a.status for a in answers] == [201] * 20, [a.text for a in answers if a.status != 201]
@@ -46,7 +46,7 @@ def test_twenty_identical_follows_at_once_make_one_edge_and_count_one(
     table = tables["FeedTable"]
     same = Call("PUT", "/users/U100/followers/me", sub="U001")
     # when
-    answers = all_at_once([same] * 20, warm_up=Call("GET", "/users/U100", sub="U001"), function="feed_api")
+    answers = all_at_once([same] * 20, warm_up=Call("GET", "/users/U100", sub="U001"))
     deliver_all(feed_stream_poller(table))
     # then
     assert sorted(a.status for a in answers) == [200] * 19 + [201], [a.text for a in answers]

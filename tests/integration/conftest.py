@@ -5,17 +5,26 @@ from collections.abc import Iterator
 import pytest
 from moto import mock_aws
 
+from local import cfn
+from shopfeed.commerce.settings import CommerceStreamSettings
 from shopfeed.platform import clients
 from tests.integration.outbox_support import CommerceStream, Subscriber, create_event_bus_with_subscriber
 from tests.support.client import ApiClient
 from tests.support.factories import create_product
 from tests.support.tables import create_tables
 
+# The tables commerce's settings name (through template.yaml's environment), and only those.
+COMMERCE_TABLES = frozenset(
+    cfn.table_variables()[field.upper()]
+    for field in CommerceStreamSettings.model_fields
+    if field.endswith("_table_name")
+)
+
 
 @pytest.fixture
 def aws() -> Iterator[None]:
     with mock_aws():
-        create_tables(clients.dynamodb())
+        create_tables(clients.dynamodb(), only=COMMERCE_TABLES)
         yield
 
 

@@ -1,6 +1,7 @@
 """The outbox relay's surroundings in moto: the template's event bus and subscriber queue, CommerceTable's
 stream read as Lambda delivers it, and EventBridge failing on demand."""
 
+import base64
 import copy
 import json
 from dataclasses import dataclass, field
@@ -14,8 +15,8 @@ from botocore.config import Config
 
 from local.cfn import Resolver, load, resources
 from shopfeed.commerce import events, items
-from shopfeed.commerce.models import OutboxEvent
 from shopfeed.platform import clients, dynamo, streams
+from shopfeed.platform.outbox import OutboxEvent
 from tests.support.client import ApiClient, LambdaContext
 from tests.support.factories import line, placed_order
 from tests.support.tables import table_items
@@ -107,7 +108,8 @@ class CommerceStream:
         shaped["eventSourceARN"] = self.arn
         change = shaped["dynamodb"]
         change["ApproximateCreationDateTime"] = int(change["ApproximateCreationDateTime"].timestamp())
-        return dict(json.loads(json.dumps(shaped)))
+        # Binary attributes (the compressed idempotency snapshot) travel base64-encoded, as Lambda sends them.
+        return dict(json.loads(json.dumps(shaped, default=lambda raw: base64.b64encode(raw).decode())))
 
 
 def batch(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -225,6 +227,7 @@ class PutEventsLog:
 
     def __init__(self) -> None:
         self.calls: list[int] = []
+        self.entries: list[dict[str, Any]] = []
 
     def __enter__(self) -> "PutEventsLog":
         clients.eventbridge().meta.events.register("before-parameter-build.eventbridge.PutEvents", self._record)
@@ -235,6 +238,7 @@ class PutEventsLog:
 
     def _record(self, params: dict[str, Any], **_: Any) -> None:
         self.calls.append(len(params["Entries"]))
+        self.entries += params["Entries"]
 
 
 # -- the outbox as the tests see it ----------------------------------------------------------------

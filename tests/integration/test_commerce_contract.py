@@ -11,10 +11,9 @@ from datetime import timedelta
 
 import pytest
 
-from shopfeed.commerce import items
+from shopfeed.commerce import bootstrap, items
 from shopfeed.commerce.errors import InsufficientStock, PriceChanged, StockShortage, UnknownProducts
-from shopfeed.commerce.models import MAX_ORDER_LINES, OrderStatus, OutboxEvent, Product
-from shopfeed.commerce.routes.deps import commerce_store
+from shopfeed.commerce.models import MAX_ORDER_LINES, OrderStatus, Product, Restocked
 from shopfeed.commerce.services import Commerce
 from shopfeed.commerce.settings import CommerceApiSettings
 from shopfeed.platform.clock import iso
@@ -27,8 +26,9 @@ from shopfeed.platform.errors import (
     NotFound,
     StaleVersion,
 )
-from shopfeed.platform.idempotency import StoredResponse
+from shopfeed.platform.idempotency import Created
 from shopfeed.platform.models import Page
+from shopfeed.platform.outbox import OutboxEvent
 from tests.support.tables import table_items
 from tests.unit.builders import (
     MONTH,
@@ -70,7 +70,7 @@ def backend(request: pytest.FixtureRequest) -> Backend:
         fake = InMemoryCommerce(CursorCodec(signing_key(settings(CommerceApiSettings))))
         return Backend(fake, lambda: list(fake.events))
     request.getfixturevalue("aws")
-    return Backend(commerce_store(), _outbox_of_table)
+    return Backend(bootstrap.repository(), _outbox_of_table)
 
 
 @pytest.fixture
@@ -232,24 +232,28 @@ def test_a_category_cursor_is_refused_by_another_category(store: Commerce) -> No
         store.list_products_in_category("t-shirts", 1, "not-a-cursor")
 
 
+def restocked(product_id: str, quantity: int, at: str = "2026-03-05T10:00:00.000Z") -> Restocked:
+    return Restocked(product_id=product_id, quantity_added=quantity, restocked_at=at)
+
+
 def test_a_restock_adds_stock_once_per_idempotency_key(store: Commerce) -> None:
     # given
     store.add_product(product("P-RED-TSHIRT", available=1))
     request = key_for("U-ADMIN", "restock-1", "restock:P-RED-TSHIRT", {"quantity": 5})
-    first = StoredResponse(status=201, body={"product_id": "P-RED-TSHIRT", "quantity_added": 5})
+    first = restocked("P-RED-TSHIRT", 5)
     # when
     answered = store.restock("P-RED-TSHIRT", 5, request, first, NOW)
-    again = store.restock("P-RED-TSHIRT", 5, request, StoredResponse(status=201, body={"quantity_added": "other"}), NOW)
+    again = store.restock("P-RED-TSHIRT", 5, request, restocked("P-RED-TSHIRT", 5, at="later"), NOW)
     # then
-    assert answered == first
-    assert again == StoredResponse(status=201, body=first.body, replayed=True)
+    assert answered == Created(first)
+    assert again == Created(first, replayed=True)
     assert available(store, "P-RED-TSHIRT") == 6
 
 
 def test_a_restock_key_reused_for_another_body_is_refused(store: Commerce) -> None:
     # given
     store.add_product(product("P-RED-TSHIRT", available=1))
-    response = StoredResponse(status=201, body={})
+    response = restocked("P-RED-TSHIRT", 5)
     store.restock("P-RED-TSHIRT", 5, key_for("U-ADMIN", "k", "restock:P-RED-TSHIRT", {"quantity": 5}), response, NOW)
     # when
     with pytest.raises(IdempotencyKeyReused):
@@ -263,7 +267,7 @@ def test_a_restock_key_reused_for_another_body_is_refused(store: Commerce) -> No
 def test_restocking_a_missing_product_is_not_found_and_keeps_the_key_unused(store: Commerce) -> None:
     # given
     request = key_for("U-ADMIN", "k", "restock:P-LATE", {"quantity": 5})
-    response = StoredResponse(status=201, body={})
+    response = restocked("P-LATE", 5)
     with pytest.raises(NotFound) as missing:
         store.restock("P-LATE", 5, request, response, NOW)
     store.add_product(product("P-LATE", available=0))
@@ -282,11 +286,11 @@ def test_a_placed_order_is_stored_with_its_lines_stock_and_outbox_event(backend:
     # given
     store = backend.store
     shirt, mug = stocked(store, product("P-SHIRT", available=5), product("P-MUG", available=3, price=euros(899)))
-    placed, event, request, response = placement(order([line_of(shirt, 2), line_of(mug, 3)]))
+    placed, event, request = placement(order([line_of(shirt, 2), line_of(mug, 3)]))
     # when
-    answered = store.place_order(placed, event, request, response, NOW)
+    answered = store.place_order(placed, event, request, NOW)
     # then
-    assert answered == response
+    assert answered == Created(placed)
     assert store.get_order(placed.order_id) == placed
     assert available(store, "P-SHIRT") == 3
     assert available(store, "P-MUG") == 0
@@ -305,7 +309,7 @@ def test_a_repeated_key_with_the_same_request_answers_the_first_response_and_wri
     # when
     answered = store.place_order(*retry, NOW)
     # then
-    assert answered == StoredResponse(status=201, body=first.response.body, replayed=True)
+    assert answered == Created(first.order, replayed=True)
     assert store.get_order(retry.order.order_id) is None
     assert available(store, "P-SHIRT") == 3
     assert backend.outbox() == [first.event]
@@ -328,7 +332,7 @@ def test_a_repeated_key_with_another_request_is_refused(backend: Backend) -> Non
 def test_an_idempotency_key_is_shared_by_a_users_operations_but_not_across_users(store: Commerce) -> None:
     # given
     (shirt,) = stocked(store, product("P-SHIRT", available=5))
-    store.restock("P-SHIRT", 1, key_for("U100", "k", "restock:P-SHIRT"), StoredResponse(status=201, body={}), NOW)
+    store.restock("P-SHIRT", 1, key_for("U100", "k", "restock:P-SHIRT"), restocked("P-SHIRT", 1), NOW)
     # when
     with pytest.raises(IdempotencyKeyReused):
         store.place_order(*placement(order([line_of(shirt)], user_id="U100"), key="k"), NOW)
@@ -358,10 +362,10 @@ def test_short_stock_names_every_short_product_and_nothing_is_written(backend: B
     shirt, mug, cap = stocked(
         store, product("P-SHIRT", available=1), product("P-MUG", available=9), product("P-CAP", available=0)
     )
-    placed, event, request, response = placement(order([line_of(shirt, 2), line_of(mug, 3), line_of(cap, 1)]))
+    placed, event, request = placement(order([line_of(shirt, 2), line_of(mug, 3), line_of(cap, 1)]))
     # when
     with pytest.raises(InsufficientStock) as refused:
-        store.place_order(placed, event, request, response, NOW)
+        store.place_order(placed, event, request, NOW)
     # then
     assert refused.value.shortages == [StockShortage("P-SHIRT", 2, 1), StockShortage("P-CAP", 1, 0)]
     assert [available(store, p) for p in ("P-SHIRT", "P-MUG", "P-CAP")] == [1, 9, 0]
@@ -394,7 +398,7 @@ def test_a_refused_order_leaves_its_key_free_for_the_retry(store: Commerce) -> N
     attempt = placement(order([line_of(shirt, 2)]), key="order-1")
     with pytest.raises(InsufficientStock):
         store.place_order(*attempt, NOW)
-    store.restock("P-SHIRT", 2, key_for("U-ADMIN", "restock-1"), StoredResponse(status=201, body={}), NOW)
+    store.restock("P-SHIRT", 2, key_for("U-ADMIN", "restock-1"), restocked("P-SHIRT", 2), NOW)
     # when
     answered = store.place_order(*attempt, NOW)
     # then

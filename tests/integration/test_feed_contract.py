@@ -16,7 +16,7 @@ from shopfeed.feed.models import Delivery, Post
 from shopfeed.feed.services import Feed
 from shopfeed.platform.clock import iso
 from shopfeed.platform.errors import AlreadyExists, IdempotencyKeyReused, InvalidCursor, NotFound, StaleVersion
-from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
+from shopfeed.platform.idempotency import Created, IdempotentRequest
 from shopfeed.platform.models import Page
 from tests.support.feed_seed import deliver
 from tests.unit.builders import EARLIER, NOW
@@ -69,9 +69,9 @@ def every_item[T](fetch: Callable[[str | None], Page[T]]) -> list[T]:
     return [item for page in every_page(fetch) for item in page]
 
 
-def add(store: Feed, written: Post, key: str | None = None) -> StoredResponse:
+def add(store: Feed, written: Post, key: str | None = None) -> Created[Post]:
     request = IdempotentRequest.of(written.author_id, key or written.post_id, "create-post", {"text": written.text})
-    return store.add_post(written, request, StoredResponse(201, written.model_dump(mode="json")), NOW)
+    return store.add_post(written, request, NOW)
 
 
 def test_a_profile_reads_back_and_its_user_and_handle_are_unique(store: Feed) -> None:
@@ -104,7 +104,7 @@ def test_a_post_is_written_once_per_key(store: Feed) -> None:
     # when
     again = add(store, post("U100"), key="k1")
     # then
-    assert (first.replayed, again.replayed, again.body) == (False, True, first.body)
+    assert (first.replayed, again.replayed, again.value) == (False, True, first.value)
     assert store.get_post(written.post_id) == written
     with pytest.raises(IdempotencyKeyReused):
         add(store, post("U100", text="another text"), key="k1")

@@ -1,9 +1,11 @@
 """The HTTP edge of the commerce API: identity, roles, problem+json shape, unknown routes, bad JSON."""
 
+import re
 from typing import Any
 
 import pytest
 
+from local import cfn
 from tests.support.client import Answer, ApiClient
 from tests.support.factories import idempotency_key, if_match, line, order_body, product_body, user_body
 from tests.support.tables import table_items
@@ -27,6 +29,18 @@ ROUTES: list[tuple[str, str, Any, dict[str, Any], dict[str, str]]] = [
     ("GET", "/orders", None, {"status": "Placed", "month": "2026-10"}, {}),
     ("POST", f"/orders/{ORDER_ID}/cancel", None, {}, {}),
 ]
+
+
+def test_the_route_examples_cover_every_route_of_the_template_once() -> None:
+    # The examples carry a valid request per route; template.yaml says which routes exist.
+    matched = {
+        route.key
+        for route in cfn.http_api_routes()
+        for method, path, *_ in ROUTES
+        if route.method == method and re.fullmatch(re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(route.path)), path)
+    }
+    assert len(ROUTES) == len(cfn.http_api_routes())
+    assert matched == {route.key for route in cfn.http_api_routes()}
 
 
 def route_id(route: tuple[str, str, Any, dict[str, Any], dict[str, str]]) -> str:

@@ -5,9 +5,8 @@ from typing import Any
 
 import pytest
 
-from shopfeed.commerce import events, items, services
+from shopfeed.commerce import bootstrap, events, items, services
 from shopfeed.commerce.models import MAX_ORDER_LINES, OrderStatus
-from shopfeed.commerce.routes.deps import commerce_store
 from shopfeed.platform.idempotency import ENTITY_TYPE as IDEMPOTENCY_KEY
 from tests.support.calls import dynamodb_calls
 from tests.support.client import ApiClient
@@ -663,7 +662,7 @@ def test_cancel_order_of_another_user_is_allowed_to_ops(commerce_api: ApiClient,
 def test_cancel_order_refuses_a_shipped_order(commerce_api: ApiClient) -> None:
     # given
     shipped = seed_order(
-        commerce_store(), "U100", datetime(2026, 3, 1, tzinfo=UTC), shard=0, status=OrderStatus.SHIPPED
+        bootstrap.repository(), "U100", datetime(2026, 3, 1, tzinfo=UTC), shard=0, status=OrderStatus.SHIPPED
     )
     before = table_items()
 

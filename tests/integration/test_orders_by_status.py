@@ -10,9 +10,8 @@ from typing import Any
 
 import pytest
 
-from shopfeed.commerce import keys
+from shopfeed.commerce import bootstrap, keys
 from shopfeed.commerce.models import Order, OrderStatus
-from shopfeed.commerce.routes.deps import commerce_store
 from tests.support.calls import dynamodb_calls
 from tests.support.client import ApiClient
 from tests.support.factories import create_product, line, money, placed_order, seed_order
@@ -27,7 +26,7 @@ MAX_PAGES = 50
 
 def seed_month(start: datetime, shards: list[int], user_id: str = "U100") -> list[Order]:
     """Placed orders one hour apart from ``start``, the n-th in write shard ``shards[n]``."""
-    store = commerce_store()
+    store = bootstrap.repository()
     return [seed_order(store, user_id, start + timedelta(hours=hour), shard=shard) for hour, shard in enumerate(shards)]
 
 
@@ -35,7 +34,7 @@ def seed_month(start: datetime, shards: list[int], user_id: str = "U100") -> lis
 def history(admin: ApiClient) -> dict[str, list[Order]]:
     """Placed orders of two months spread over every shard, and a shipped one."""
     create_product(admin, "P-RED-TSHIRT", available=1000)
-    seed_order(commerce_store(), "U300", OCTOBER + timedelta(days=3), shard=0, status=OrderStatus.SHIPPED)
+    seed_order(bootstrap.repository(), "U300", OCTOBER + timedelta(days=3), shard=0, status=OrderStatus.SHIPPED)
     return {"2026-10": seed_month(OCTOBER, OCTOBER_SHARDS), "2026-11": seed_month(NOVEMBER, NOVEMBER_SHARDS, "U200")}
 
 
@@ -43,7 +42,7 @@ def history(admin: ApiClient) -> dict[str, list[Order]]:
 def some_orders(admin: ApiClient) -> list[Order]:
     """Three placed orders and a shipped one in October: enough for a second page."""
     create_product(admin, "P-RED-TSHIRT", available=1000)
-    seed_order(commerce_store(), "U300", OCTOBER + timedelta(days=3), shard=0, status=OrderStatus.SHIPPED)
+    seed_order(bootstrap.repository(), "U300", OCTOBER + timedelta(days=3), shard=0, status=OrderStatus.SHIPPED)
     return seed_month(OCTOBER, [0, 1, 2])
 
 

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from functions.commerce_stream.app import lambda_handler
-from shopfeed.commerce import items, outbox
-from shopfeed.commerce.models import OutboxEvent
-from shopfeed.platform import clients
+from shopfeed.commerce import items
+from shopfeed.platform import clients, dynamo, outbox
 from shopfeed.platform.clock import epoch_seconds, iso
+from shopfeed.platform.outbox import OutboxEvent
 from shopfeed.platform.publisher import EventBridgePublisher, EventBusUnavailable
 from tests.integration.outbox_support import (
     STREAM_FUNCTION,
@@ -36,6 +36,7 @@ from tests.integration.outbox_support import (
     write_outbox_item,
 )
 from tests.support.apigw import sample
+from tests.support.calls import dynamodb_calls
 from tests.support.client import ApiClient
 from tests.support.factories import line, placed_order
 from tests.support.tables import table_items
@@ -125,6 +126,57 @@ def test_refused_entries_fail_only_their_records_and_the_redelivery_publishes_th
         by_id.setdefault(stable_id(event), []).append(event["detail"])
     assert all(details == [details[0]] * len(details) for details in by_id.values())
     assert unpublished() == []
+
+
+@pytest.mark.usefixtures("shop", "subscriber")
+def test_a_batch_is_marked_published_in_one_transaction_after_one_read_of_what_is_already_published(
+    commerce_api: ApiClient, stream: CommerceStream
+) -> None:
+    # given
+    place_orders(commerce_api, 25)
+    records = outbox_inserts(stream.read())
+    # when
+    with dynamodb_calls() as calls:
+        response = relay(records)
+    # then: BatchGetItem (skip what a previous delivery published), then one TransactWriteItems for 25 marks
+    assert response == {"batchItemFailures": []}
+    assert calls.operations == ["BatchGetItem", "TransactWriteItems"]
+    assert unpublished() == []
+
+
+@pytest.mark.usefixtures("shop")
+def test_a_batch_delivered_again_after_it_was_published_publishes_nothing_twice(
+    commerce_api: ApiClient, subscriber: Subscriber, stream: CommerceStream
+) -> None:
+    # given: a batch relayed once
+    place_orders(commerce_api, 3)
+    records = outbox_inserts(stream.read())
+    relay(records)
+    assert len(subscriber.receive()) == 3
+    # when: Lambda delivers it again (a partial-batch retry of an earlier record, a duplicate invocation)
+    with PutEventsLog() as log:
+        response = relay(records)
+    # then
+    assert response == {"batchItemFailures": []}
+    assert log.calls == []
+    assert subscriber.receive() == []
+
+
+@pytest.mark.usefixtures("shop", "subscriber")
+def test_each_entry_carries_the_x_ray_trace_header_of_the_invocation(
+    commerce_api: ApiClient, stream: CommerceStream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given: Lambda's trace header of the running invocation
+    trace = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
+    monkeypatch.setenv("_X_AMZN_TRACE_ID", trace)
+    place_orders(commerce_api, 12)
+    records = outbox_inserts(stream.read())
+    # when
+    with PutEventsLog() as log:
+        relay(records)
+    # then
+    assert log.calls == [10, 2]
+    assert [entry["TraceHeader"] for entry in log.entries] == [trace] * 12
 
 
 @pytest.mark.usefixtures("shop", "subscriber")
@@ -253,7 +305,7 @@ def outbox_under_test(request: pytest.FixtureRequest, aws: None) -> OutboxUnderT
     if request.param == "in-memory":
         fake = InMemoryOutbox()
         return OutboxUnderTest(fake, fake.add)
-    real = outbox.OutboxRepository(clients.dynamodb(), "CommerceTable", RETENTION)
+    real = outbox.OutboxRepository(dynamo.Table(clients.dynamodb(), "CommerceTable"), items.OUTBOX, RETENTION)
     return OutboxUnderTest(real, lambda event: write_outbox_item(items.outbox_item(event)))
 
 
@@ -266,7 +318,7 @@ def test_an_outbox_lists_only_unpublished_events_older_than_the_threshold(outbox
     recent = event_at(NOW - timedelta(minutes=1))
     for event in [*old, recent]:
         outbox_under_test.write(event)
-    outbox_under_test.port.mark_published(old[0].event_id, NOW)
+    outbox_under_test.port.mark_published([old[0].event_id], NOW)
     # when
     listed = list(outbox_under_test.port.list_unpublished(NOW - timedelta(minutes=5)))
     # then
@@ -281,22 +333,38 @@ def test_marking_an_event_published_twice_is_harmless_and_a_missing_one_is_never
     event = event_at(NOW - timedelta(minutes=10))
     outbox_under_test.write(event)
     # when
-    first = outbox_under_test.port.mark_published(event.event_id, NOW)
-    again = outbox_under_test.port.mark_published(event.event_id, NOW + timedelta(minutes=1))
-    missing = outbox_under_test.port.mark_published("01JQ8Z6V4C0000000000000000", NOW)
+    first = outbox_under_test.port.mark_published([event.event_id], NOW)
+    again = outbox_under_test.port.mark_published([event.event_id], NOW + timedelta(minutes=1))
+    missing = outbox_under_test.port.mark_published(["01JQ8Z6V4C0000000000000000"], NOW)
     # then
-    assert (first, again, missing) == (True, True, False)
+    assert (first, again, missing) == ({event.event_id}, {event.event_id}, set())
+    assert list(outbox_under_test.port.list_unpublished(NOW)) == []
+
+
+def test_marking_a_batch_marks_the_events_that_exist_and_skips_one_ttl_removed(
+    outbox_under_test: OutboxUnderTest,
+) -> None:
+    # given: three events, the middle one gone (TTL removed it)
+    events = [event_at(NOW - timedelta(minutes=10, seconds=n)) for n in range(3)]
+    for event in (events[0], events[2]):
+        outbox_under_test.write(event)
+    ids = [event.event_id for event in events]
+    # when
+    marked = outbox_under_test.port.mark_published(ids, NOW)
+    # then
+    assert marked == {ids[0], ids[2]}
+    assert outbox_under_test.port.published(ids) == {ids[0], ids[2]}
     assert list(outbox_under_test.port.list_unpublished(NOW)) == []
 
 
 def test_marking_twice_keeps_the_first_publication_time_in_dynamodb(aws: None) -> None:
     # given
-    repository = outbox.OutboxRepository(clients.dynamodb(), "CommerceTable", RETENTION)
+    repository = outbox.OutboxRepository(dynamo.Table(clients.dynamodb(), "CommerceTable"), items.OUTBOX, RETENTION)
     event = event_at(NOW - timedelta(minutes=10))
     write_outbox_item(items.outbox_item(event))
     # when
-    repository.mark_published(event.event_id, NOW)
-    repository.mark_published(event.event_id, NOW + timedelta(hours=1))
+    repository.mark_published([event.event_id], NOW)
+    repository.mark_published([event.event_id], NOW + timedelta(hours=1))
     # then
     item = outbox_items()[event.event_id]
     assert item["published_at"] == iso(NOW)

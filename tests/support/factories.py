@@ -12,7 +12,7 @@ from shopfeed.commerce import events, keys
 from shopfeed.commerce.models import Order, OrderLine, OrderStatus
 from shopfeed.commerce.repository import CommerceRepository
 from shopfeed.platform.clock import iso, new_id
-from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
+from shopfeed.platform.idempotency import IdempotentRequest
 from shopfeed.platform.types import Money
 from tests.support.client import Answer, ApiClient
 
@@ -165,6 +165,5 @@ def seed_order(
         lines=(order_line,),
     )
     request = IdempotentRequest(user_id, order.order_id, fingerprint=order.order_id)
-    response = StoredResponse(status=201, body=order.model_dump(mode="json"))
-    store.place_order(order, events.order_placed(order), request, response, moment)
+    store.place_order(order, events.order_placed(order), request, moment)
     return order

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from local import cfn
 from tests.support.client import Answer, ApiClient
 
 # Long enough for a slow CI machine to start every container; a broken one fails the test instead
@@ -48,18 +49,15 @@ class Served:
     seconds: float  # the handler call, as the client in the container saw it
 
 
-def all_at_once(calls: Sequence[Call], warm_up: Call | None = None, function: str = "commerce_api") -> list[Answer]:
+def all_at_once(calls: Sequence[Call], warm_up: Call | None = None) -> list[Answer]:
     """Each call in its own container, all released together; answers in the order of ``calls``."""
-    return [served.answer for (served,) in in_containers([[call] for call in calls], warm_up, function)]
+    return [served.answer for (served,) in in_containers([[call] for call in calls], warm_up)]
 
 
-def in_containers(
-    shares: Sequence[Sequence[Call]], warm_up: Call | None = None, function: str = "commerce_api"
-) -> list[list[Served]]:
+def in_containers(shares: Sequence[Sequence[Call]], warm_up: Call | None = None) -> list[list[Served]]:
     """One container per share, serving its calls one after another; all start together.
 
-    ``function`` is the directory of its handler under functions/. The containers get this process's
-    environment (table, endpoint, settings) as it is now.
+    The containers get this process's environment (table, endpoint, settings) as it is now.
     """
     _CONTEXT.set_forkserver_preload(_PRELOADED)
     barrier = _CONTEXT.Barrier(len(shares))
@@ -67,7 +65,7 @@ def in_containers(
     containers = [
         _CONTEXT.Process(
             target=_container,
-            args=(index, function, list(share), warm_up, dict(os.environ), barrier, results),
+            args=(index, list(share), warm_up, dict(os.environ), barrier, results),
             daemon=True,
         )
         for index, share in enumerate(shares)
@@ -91,7 +89,6 @@ def in_containers(
 
 def _container(
     index: int,
-    function: str,
     calls: list[Call],
     warm_up: Call | None,
     environment: dict[str, str],
@@ -103,15 +100,18 @@ def _container(
         os.environ.update(environment)
         # The function's log and metric lines (what Lambda ships to CloudWatch) go nowhere.
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-        lambda_handler = importlib.import_module(f"functions.{function}.app").lambda_handler
-
         if warm_up is not None:
-            _serve(lambda_handler, warm_up)
+            _serve(_handler(warm_up), warm_up)
         barrier.wait(timeout=_TIMEOUT_SECONDS)
-        results.put((index, [_serve(lambda_handler, call) for call in calls], None))
+        results.put((index, [_serve(_handler(call), call) for call in calls], None))
     except BaseException:
         results.put((index, [], traceback.format_exc()))
         raise
+
+
+def _handler(call: Call) -> Any:
+    """The handler of the function template.yaml routes ``call`` to."""
+    return importlib.import_module(cfn.handler_module(cfn.function_for(call.method, call.path))).lambda_handler
 
 
 def _serve(handler: Any, call: Call) -> Served:

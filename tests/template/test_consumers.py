@@ -61,3 +61,26 @@ def test_an_index_declared_in_keys_has_the_templates_key_attributes(index: Index
         "HASH": index.partition_key,
         "RANGE": index.sort_key,
     }
+
+
+# -- registries derived from the template ----------------------------------------------------------
+
+
+def test_each_function_names_an_importable_handler_module() -> None:
+    for function in FUNCTIONS:
+        module = importlib.import_module(cfn.handler_module(function))
+        assert callable(module.lambda_handler), function
+
+
+def test_the_api_functions_serve_every_route_and_each_route_finds_its_function() -> None:
+    routes = cfn.http_api_routes()
+    assert {route.function for route in routes} == set(cfn.api_functions())
+    for route in routes:
+        concrete = route.path.replace("{", "x").replace("}", "")
+        assert cfn.function_for(route.method, concrete) in cfn.api_functions()
+
+
+def test_table_variables_name_every_table_a_function_is_given() -> None:
+    tables = {name for name, r in RESOURCES.items() if r["Type"] == "AWS::DynamoDB::Table"}
+    assert set(cfn.table_variables().values()) == tables
+    assert cfn.table_variables()["COMMERCE_TABLE_NAME"] == "CommerceTable"

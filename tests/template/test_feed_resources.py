@@ -7,6 +7,7 @@ import pytest
 
 from local import cfn
 from shopfeed.feed import items, keys
+from shopfeed.platform import dynamo
 
 RESOURCES = cfn.load()["Resources"]
 FEED_FUNCTIONS = ("FeedStreamFunction", "FanoutWorkerFunction")
@@ -136,3 +137,8 @@ def test_the_fanout_worker_reads_followers_and_writes_entries_and_nothing_else()
     (table, queue) = props("FanoutWorkerFunction")["Policies"][0]["Statement"]
     assert sorted(table["Action"]) == ["dynamodb:BatchWriteItem", "dynamodb:GetItem", "dynamodb:Query"]
     assert queue["Action"] == "sqs:SendMessage"
+
+
+def test_a_feed_stream_batch_fits_one_counter_write_per_target() -> None:
+    # One transaction per target holds its ADD and one mark per record (platform.counters).
+    assert event_of("FeedStreamFunction")["Properties"]["BatchSize"] <= dynamo.MAX_TRANSACTION_ITEMS - 1

@@ -81,7 +81,7 @@ def test_commerce_table_has_stream_ttl_recovery_and_encryption() -> None:
     assert props["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}
     assert props["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
     assert props["SSESpecification"]["SSEEnabled"] is True
-    assert props["DeletionProtectionEnabled"] == {"Ref": "TableDeletionProtection"}
+    assert props["DeletionProtectionEnabled"] == {"Fn::If": ["DeletionProtected", True, False]}
     assert props["BillingMode"] == "PAY_PER_REQUEST"
 
 

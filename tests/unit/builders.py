@@ -5,9 +5,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
 from shopfeed.commerce import events
-from shopfeed.commerce.models import Customer, Order, OrderLine, OrderStatus, OutboxEvent, Product
+from shopfeed.commerce.models import Customer, Order, OrderLine, OrderStatus, Product
 from shopfeed.platform.clock import iso, new_id
-from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
+from shopfeed.platform.idempotency import IdempotentRequest
+from shopfeed.platform.outbox import OutboxEvent
 from shopfeed.platform.types import Money
 
 EARLIER = datetime(2026, 3, 5, 9, 30, tzinfo=UTC)
@@ -91,7 +92,6 @@ class Placement(NamedTuple):
     order: Order
     event: OutboxEvent
     request: IdempotentRequest
-    response: StoredResponse
 
 
 def placement(placed: Order, key: str | None = None) -> Placement:
@@ -101,8 +101,7 @@ def placement(placed: Order, key: str | None = None) -> Placement:
     """
     body = placed.model_dump(mode="json", include={"lines"})
     request = key_for(placed.user_id, key or f"key-{placed.order_id}", body=body)
-    response = StoredResponse(status=201, body=placed.model_dump(mode="json"))
-    return Placement(placed, events.order_placed(placed), request, response)
+    return Placement(placed, events.order_placed(placed), request)
 
 
 def cancellation(current: Order, by: str) -> tuple[Order, Order, OutboxEvent]:

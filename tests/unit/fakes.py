@@ -4,10 +4,11 @@ They answer and fail like the real adapters; tests/integration/test_commerce_con
 scenarios against both so a fake cannot drift from the DynamoDB-backed original.
 """
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from pydantic import BaseModel
 
 from shopfeed.commerce.errors import InsufficientStock, PriceChange, PriceChanged, StockShortage, UnknownProducts
 from shopfeed.commerce.models import (
@@ -16,10 +17,11 @@ from shopfeed.commerce.models import (
     OrderLine,
     OrderStatus,
     OrderSummary,
-    OutboxEvent,
     Product,
     ProductSummary,
+    Restocked,
 )
+from shopfeed.commerce.repository import ORDER_SNAPSHOT, RESTOCK_SNAPSHOT
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.errors import (
     AlreadyExists,
@@ -27,8 +29,9 @@ from shopfeed.platform.errors import (
     NotFound,
     StaleVersion,
 )
-from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
+from shopfeed.platform.idempotency import Created, IdempotentRequest, Snapshot
 from shopfeed.platform.models import Page
+from shopfeed.platform.outbox import OutboxEvent
 
 Position = str | int
 
@@ -36,8 +39,9 @@ Position = str | int
 @dataclass(frozen=True)
 class _KeyRecord:
     fingerprint: str
-    status: int
-    body: str  # JSON, as stored: a replay answers a copy, never the object the first caller holds
+    # As the repository stores it (snapshot JSON and version): a replay answers a copy read back
+    # through the same Snapshot, never the object the first caller holds.
+    attributes: dict[str, Any]
 
 
 def _summary(order: Order) -> OrderSummary:
@@ -117,9 +121,9 @@ class InMemoryCommerce:
         )
 
     def restock(
-        self, product_id: str, quantity: int, request: IdempotentRequest, response: StoredResponse, now: Any
-    ) -> StoredResponse:
-        replayed = self._replay(request)
+        self, product_id: str, quantity: int, request: IdempotentRequest, restocked: Restocked, now: Any
+    ) -> Created[Restocked]:
+        replayed = self._replay(request, RESTOCK_SNAPSHOT)
         if replayed:
             return replayed
         product = self._products.get(product_id)
@@ -127,15 +131,13 @@ class InMemoryCommerce:
             raise NotFound("product", product_id)
         # Stock moves without a version bump: version guards what editors change, not the counter.
         self._products[product_id] = product.model_copy(update={"available": product.available + quantity})
-        self._remember(request, response)
-        return response
+        self._remember(request, RESTOCK_SNAPSHOT, restocked)
+        return Created(restocked)
 
     # -- orders ------------------------------------------------------------------------------
 
-    def place_order(
-        self, order: Order, event: OutboxEvent, request: IdempotentRequest, response: StoredResponse, now: Any
-    ) -> StoredResponse:
-        replayed = self._replay(request)
+    def place_order(self, order: Order, event: OutboxEvent, request: IdempotentRequest, now: Any) -> Created[Order]:
+        replayed = self._replay(request, ORDER_SNAPSHOT)
         if replayed:
             return replayed
         self._check_stock(order.lines)
@@ -146,8 +148,8 @@ class InMemoryCommerce:
             )
         self._orders[order.order_id] = order
         self._events.append(event)
-        self._remember(request, response)
-        return response
+        self._remember(request, ORDER_SNAPSHOT, order)
+        return Created(order)
 
     def _check_stock(self, lines: Sequence[OrderLine]) -> None:
         """The real transaction reports every failed line; unknown beats short beats repriced."""
@@ -229,18 +231,16 @@ class InMemoryCommerce:
 
     # -- building blocks ---------------------------------------------------------------------
 
-    def _replay(self, request: IdempotentRequest) -> StoredResponse | None:
+    def _replay[M: BaseModel](self, request: IdempotentRequest, snapshot: Snapshot[M]) -> Created[M] | None:
         record = self._keys.get((request.user_id, request.key))
         if record is None:
             return None
         if record.fingerprint != request.fingerprint:
             raise IdempotencyKeyReused(request.key)
-        return StoredResponse(status=record.status, body=json.loads(record.body), replayed=True)
+        return Created(snapshot.load(record.attributes), replayed=True)
 
-    def _remember(self, request: IdempotentRequest, response: StoredResponse) -> None:
-        self._keys[(request.user_id, request.key)] = _KeyRecord(
-            request.fingerprint, response.status, json.dumps(response.body)
-        )
+    def _remember[M: BaseModel](self, request: IdempotentRequest, snapshot: Snapshot[M], value: M) -> None:
+        self._keys[(request.user_id, request.key)] = _KeyRecord(request.fingerprint, snapshot.attributes(value))
 
     def _page[R, V](
         self,

@@ -4,7 +4,6 @@ tests/integration/test_feed_contract.py runs the same scenarios against both so 
 from the DynamoDB-backed original.
 """
 
-import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
@@ -13,7 +12,7 @@ from shopfeed.feed import items
 from shopfeed.feed.models import Delivery, FeedEntry, Follow, Post, PostSummary, Profile
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.errors import AlreadyExists, IdempotencyKeyReused, NotFound, StaleVersion
-from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
+from shopfeed.platform.idempotency import Created, IdempotentRequest
 from shopfeed.platform.models import Page
 
 
@@ -35,7 +34,7 @@ class InMemoryFeed:
         self._posts: dict[str, Post] = {}
         self._follows: dict[tuple[str, str], Follow] = {}
         self._entries: dict[str, dict[str, FeedEntry]] = {}
-        self._keys: dict[tuple[str, str], tuple[str, int, str]] = {}
+        self._keys: dict[tuple[str, str], tuple[str, str]] = {}
 
     # -- stand-in for the fanout worker --------------------------------------------------------------
 
@@ -83,15 +82,13 @@ class InMemoryFeed:
 
     # -- posts ---------------------------------------------------------------------------------------
 
-    def add_post(
-        self, post: Post, request: IdempotentRequest, response: StoredResponse, now: datetime
-    ) -> StoredResponse:
+    def add_post(self, post: Post, request: IdempotentRequest, now: datetime) -> Created[Post]:
         replayed = self._replay(request)
         if replayed:
             return replayed
         self._posts[post.post_id] = post
-        self._keys[(request.user_id, request.key)] = (request.fingerprint, response.status, json.dumps(response.body))
-        return response
+        self._keys[(request.user_id, request.key)] = (request.fingerprint, post.model_dump_json())
+        return Created(post)
 
     def get_post(self, post_id: str) -> Post | None:
         return self._posts.get(post_id)
@@ -151,14 +148,14 @@ class InMemoryFeed:
 
     # -- building blocks -----------------------------------------------------------------------------
 
-    def _replay(self, request: IdempotentRequest) -> StoredResponse | None:
+    def _replay(self, request: IdempotentRequest) -> Created[Post] | None:
         record = self._keys.get((request.user_id, request.key))
         if record is None:
             return None
-        fingerprint, status, body = record
+        fingerprint, stored = record
         if fingerprint != request.fingerprint:
             raise IdempotencyKeyReused(request.key)
-        return StoredResponse(status=status, body=json.loads(body), replayed=True)
+        return Created(Post.model_validate_json(stored), replayed=True)
 
     def _page[R, V](
         self,

@@ -9,9 +9,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from shopfeed.commerce.models import OutboxEvent
-from shopfeed.commerce.outbox import UnreadableEvent
 from shopfeed.platform.clock import iso
+from shopfeed.platform.outbox import OutboxEvent, UnreadableEvent
 from shopfeed.platform.publisher import (
     EventBusUnavailable,
     EventNotPublished,
@@ -51,12 +50,17 @@ class InMemoryOutbox:
     def unpublished(self) -> list[str]:
         return sorted(event_id for event_id, stored in self._items.items() if stored.published_at is None)
 
-    def mark_published(self, event_id: str, now: datetime) -> bool:
-        stored = self._items.get(event_id)
-        if stored is None:
-            return False
-        stored.published_at = stored.published_at or iso(now)
-        return True
+    def mark_published(self, event_ids: Sequence[str], now: datetime) -> set[str]:
+        marked: set[str] = set()
+        for event_id in event_ids:
+            stored = self._items.get(event_id)
+            if stored is not None:
+                stored.published_at = stored.published_at or iso(now)
+                marked.add(event_id)
+        return marked
+
+    def published(self, event_ids: Sequence[str]) -> set[str]:
+        return {e for e in event_ids if e in self._items and self._items[e].published_at is not None}
 
     def list_unpublished(self, occurred_before: datetime) -> Iterator[OutboxEvent | UnreadableEvent]:
         bound = iso(occurred_before)

@@ -10,8 +10,8 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 
 from shopfeed.accounts import routes as users
 from shopfeed.accounts.bootstrap import accounts
+from shopfeed.commerce import bootstrap
 from shopfeed.commerce.routes import orders, products
-from shopfeed.commerce.routes.deps import commerce_store
 from shopfeed.platform.http import build_resolver
 from shopfeed.platform.idempotency import REPLAYED_HEADER
 from shopfeed.platform.problems import PROBLEM_JSON
@@ -25,7 +25,7 @@ from tests.unit.feed_fakes import InMemoryFeed
 @pytest.fixture
 def app(store: InMemoryCommerce) -> APIGatewayHttpResolver:
     resolver = build_resolver(users.router, products.router, orders.router)
-    resolver.dependency_overrides[commerce_store] = lambda: store
+    resolver.dependency_overrides[bootstrap.repository] = lambda: store
     users_store = InMemoryAccounts(store, InMemoryFeed())
     resolver.dependency_overrides[accounts] = lambda: users_store
     return resolver

@@ -32,7 +32,7 @@ def store() -> InMemoryFeed:
 def write(store: InMemoryFeed, caller: Caller, text: str, tags: tuple[str, ...] = (), key: str | None = None) -> Post:
     request = IdempotentRequest.of(caller.user_id, key or text, "create-post", {"text": text, "tags": list(tags)})
     answer = services.create_post(store, caller, request, text, tags, THRESHOLD)
-    return Post.model_validate(answer.body)
+    return answer.value
 
 
 def publish(store: InMemoryFeed, caller: Caller, text: str) -> Post:

@@ -4,11 +4,28 @@ import pytest
 
 from shopfeed.platform import dynamo, idempotency
 from shopfeed.platform.errors import IdempotencyKeyReused, MissingIdempotencyKey
-from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
+from shopfeed.platform.idempotency import Created, IdempotentRequest, Snapshot
+from shopfeed.platform.models import Model
 from tests.unit.builders import NOW
 
 BODY = {"lines": [{"product_id": "P-RED-TSHIRT", "quantity": 2}], "note": "gift"}
-CREATED = StoredResponse(status=201, body={"order_id": "01JQ8Z6V4C0000000000000000", "status": "Placed"})
+
+
+class Placed(Model):
+    order_id: str
+    status: str
+
+
+class PlacedWithChannel(Model):
+    """``Placed`` after a release added a required field."""
+
+    order_id: str
+    status: str
+    channel: str
+
+
+SNAPSHOT = Snapshot(Placed)
+CREATED = Placed(order_id="01JQ8Z6V4C0000000000000000", status="Placed")
 
 
 def request(
@@ -17,9 +34,9 @@ def request(
     return IdempotentRequest.of(user, key, operation, body)
 
 
-def the_key_record(of: IdempotentRequest, response: StoredResponse = CREATED) -> dynamo.Item:
+def the_key_record(of: IdempotentRequest, value: Placed = CREATED) -> dynamo.Item:
     """The key item as stored by the first request (and handed back by ALL_OLD when reused)."""
-    put = idempotency.record_put("CommerceTable", of, response, NOW)
+    put = idempotency.record_put("CommerceTable", of, SNAPSHOT, value, NOW)
     return dynamo.deserialize(put["Put"]["Item"])
 
 
@@ -71,7 +88,7 @@ def test_keys_are_scoped_per_user() -> None:
 
 def test_the_key_record_is_written_only_if_the_key_is_new_and_expires_after_the_retention() -> None:
     # when
-    put = idempotency.record_put("CommerceTable", request(), CREATED, NOW)["Put"]
+    put = idempotency.record_put("CommerceTable", request(), SNAPSHOT, CREATED, NOW)["Put"]
     # then
     assert put["ConditionExpression"] == "attribute_not_exists(PK)"
     assert put["ReturnValuesOnConditionCheckFailure"] == "ALL_OLD"
@@ -80,16 +97,16 @@ def test_the_key_record_is_written_only_if_the_key_is_new_and_expires_after_the_
 
 def test_a_new_key_has_nothing_to_replay() -> None:
     # when the key's Put went through (its reason is None) the request is answered normally
-    assert idempotency.replay(request(), dynamo.Reason("None", None)) is None
+    assert idempotency.replay(request(), dynamo.Reason("None", None), SNAPSHOT) is None
 
 
 def test_a_reused_key_with_the_same_request_replays_the_stored_response() -> None:
     # given
     first = request()
     # when
-    replayed = idempotency.replay(request(), dynamo.Reason("ConditionalCheckFailed", the_key_record(first)))
+    replayed = idempotency.replay(request(), dynamo.Reason("ConditionalCheckFailed", the_key_record(first)), SNAPSHOT)
     # then
-    assert replayed == StoredResponse(status=201, body=CREATED.body, replayed=True)
+    assert replayed == Created(CREATED, replayed=True)
 
 
 def test_a_reused_key_with_another_request_is_refused() -> None:
@@ -98,8 +115,38 @@ def test_a_reused_key_with_another_request_is_refused() -> None:
     reason = dynamo.Reason("ConditionalCheckFailed", the_key_record(first))
     # when / then
     with pytest.raises(IdempotencyKeyReused):
-        idempotency.replay(request(body=BODY | {"note": "changed"}), reason)
+        idempotency.replay(request(body=BODY | {"note": "changed"}), reason, SNAPSHOT)
 
 
 def test_a_failed_condition_without_the_old_item_is_not_a_replay() -> None:
-    assert idempotency.replay(request(), dynamo.Reason("ConditionalCheckFailed", None)) is None
+    assert idempotency.replay(request(), dynamo.Reason("ConditionalCheckFailed", None), SNAPSHOT) is None
+
+
+def test_a_value_stored_before_a_required_field_was_added_replays_through_the_upgrade() -> None:
+    # given: a record written by the release before ``channel`` existed
+    record = the_key_record(request())
+    upgraded = Snapshot(PlacedWithChannel, version=2, upgrades={1: lambda value: {**value, "channel": "web"}})
+    # when
+    replayed = idempotency.replay(request(), dynamo.Reason("ConditionalCheckFailed", record), upgraded)
+    # then
+    assert replayed == Created(PlacedWithChannel(**CREATED.model_dump(), channel="web"), replayed=True)
+
+
+def test_a_value_stored_with_a_field_the_model_dropped_still_replays() -> None:
+    # given: a record written with a field the current model no longer has
+    record = the_key_record(
+        request(), PlacedWithChannel(order_id="01JQ8Z6V4C0000000000000000", status="Placed", channel="web")
+    )  # type: ignore[arg-type]
+    # when
+    replayed = idempotency.replay(request(), dynamo.Reason("ConditionalCheckFailed", record), SNAPSHOT)
+    # then
+    assert replayed == Created(CREATED, replayed=True)
+
+
+def test_a_record_written_before_snapshots_were_versioned_replays_as_version_zero() -> None:
+    # given: the record shape of the previous release (the response body as JSON)
+    legacy = {"fingerprint": request().fingerprint, "response_status": 201, "response_body": CREATED.model_dump_json()}
+    # when
+    replayed = idempotency.replay(request(), dynamo.Reason("ConditionalCheckFailed", legacy), SNAPSHOT)
+    # then
+    assert replayed == Created(CREATED, replayed=True)

@@ -3,8 +3,9 @@
 import pytest
 
 from shopfeed.commerce import events, items, keys
-from shopfeed.commerce.models import OrderStatus, OutboxEvent
+from shopfeed.commerce.models import OrderStatus
 from shopfeed.platform import dynamo
+from shopfeed.platform.outbox import OutboxEvent
 from tests.unit.builders import customer, euros, line_of, order, product
 
 SHIRT = product("P-RED-TSHIRT", price=euros(1999))

@@ -9,8 +9,8 @@ from ulid import ULID
 from shopfeed.commerce import events, services
 from shopfeed.commerce.models import Order, OrderStatus
 from shopfeed.platform.clock import iso
-from shopfeed.platform.errors import Forbidden, InvalidRequest, InvalidTransition, NotFound
-from shopfeed.platform.idempotency import StoredResponse
+from shopfeed.platform.errors import Forbidden, InvalidRequest, InvalidTransition, NotFound, StaleVersion
+from shopfeed.platform.idempotency import Created
 from shopfeed.platform.identity import Caller
 from shopfeed.platform.types import Money
 from tests.support.factories import SteppingClock
@@ -28,13 +28,13 @@ def stocked(store: InMemoryCommerce) -> InMemoryCommerce:
     return store
 
 
-def place(store: InMemoryCommerce, caller: Caller, *lines: tuple[str, int, Money], key: str = "k-1") -> StoredResponse:
+def place(store: InMemoryCommerce, caller: Caller, *lines: tuple[str, int, Money], key: str = "k-1") -> Created[Order]:
     body = [{"product_id": p, "quantity": q, "unit_price": price.model_dump()} for p, q, price in lines]
     return services.place_order(store, caller, key_for(caller.user_id, key, body=body), list(lines))
 
 
 def placed(store: InMemoryCommerce, caller: Caller, *lines: tuple[str, int, Money], key: str = "k-1") -> Order:
-    return Order.model_validate(place(store, caller, *lines, key=key).body)
+    return place(store, caller, *lines, key=key).value
 
 
 def stock(store: InMemoryCommerce, product_id: str) -> int:
@@ -50,8 +50,8 @@ def test_an_order_is_placed_with_numbered_lines_and_a_computed_total(stocked: In
     # when
     answer = place(stocked, ada, line_of(SHIRT, 2), line_of(MUG, 3))
     # then
-    order = Order.model_validate(answer.body)
-    assert (answer.status, answer.replayed) == (201, False)
+    order = answer.value
+    assert answer.replayed is False
     assert (order.user_id, order.status, order.version) == ("U100", OrderStatus.PLACED, 1)
     assert [(line.line_no, line.product_id, line.quantity) for line in order.lines] == [
         (1, "P-SHIRT", 2),
@@ -102,7 +102,7 @@ def test_a_retried_order_answers_the_first_order_and_changes_nothing(stocked: In
     # when
     retried = place(stocked, ada, line_of(SHIRT, 2), key="order-1")
     # then
-    assert (retried.status, retried.body, retried.replayed) == (201, first.body, True)
+    assert (retried.value, retried.replayed) == (first.value, True)
     assert stock(stocked, "P-SHIRT") == 8
     assert len(stocked.events) == 1
 
@@ -296,3 +296,32 @@ def test_a_cancel_that_loses_a_race_rereads_and_restocks_only_once(
     assert cancelled.status is OrderStatus.CANCELLED
     assert stock(stocked, "P-SHIRT") == 10
     assert [e.detail.get("cancelled_by") for e in stocked.events if e.event_type == events.ORDER_CANCELLED] == ["U-OPS"]
+
+
+class AlwaysLosing:
+    """The store as a request sees it when every write of the order loses to a rival's change."""
+
+    def __init__(self, store: InMemoryCommerce) -> None:
+        self._store = store
+        self.attempts = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def cancel_order(self, order: Order, cancelled: Order, event: Any) -> None:
+        self.attempts += 1
+        raise StaleVersion("order", order.order_id, order.version + 1)
+
+
+def test_a_cancel_that_keeps_losing_gives_up_with_the_stored_version_never_a_null_one(
+    stocked: InMemoryCommerce, ada: Caller
+) -> None:
+    # given
+    order = placed(stocked, ada, line_of(SHIRT, 2))
+    losing = AlwaysLosing(stocked)
+    # when
+    with pytest.raises(StaleVersion) as refused:
+        services.cancel_order(losing, ada, order.order_id, attempts=3)
+    # then: one retry layer, three attempts, and the 412 names a version
+    assert losing.attempts == 3
+    assert refused.value.current_version == order.version + 1

@@ -4,9 +4,10 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from shopfeed.commerce import events, outbox
-from shopfeed.commerce.models import OutboxEvent
+from shopfeed.commerce import events
+from shopfeed.platform import outbox
 from shopfeed.platform.clock import iso
+from shopfeed.platform.outbox import OutboxEvent
 from shopfeed.platform.publisher import EventBusUnavailable
 from tests.unit.builders import NOW, euros, order
 from tests.unit.outbox_fakes import InMemoryBus, InMemoryOutbox, UnreachableBus

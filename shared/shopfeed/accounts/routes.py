@@ -4,7 +4,7 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.params import Header, Path
+from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from shopfeed.accounts import services
 from shopfeed.accounts.bootstrap import UsersStore
@@ -12,11 +12,11 @@ from shopfeed.accounts.schemas import RegisterUser, UpdateProfile, UserView
 from shopfeed.platform import errors
 from shopfeed.platform.http import CurrentCaller, json_response
 from shopfeed.platform.observability import metrics
+from shopfeed.platform.parameters import IfMatch
 from shopfeed.platform.problems import problem_responses
 from shopfeed.platform.versioning import expected_version
 
 router = Router()
-IfMatch = Annotated[str | None, Header(alias="If-Match", description='The ETag you read, e.g. "3"')]
 
 
 @router.post(

@@ -5,8 +5,9 @@
 
 from typing import Final
 
-from shopfeed.commerce.models import Order, OutboxEvent
+from shopfeed.commerce.models import Order
 from shopfeed.platform.clock import new_id
+from shopfeed.platform.outbox import OutboxEvent
 
 SOURCE: Final = "shopfeed.commerce"
 ORDER_PLACED: Final = "OrderPlaced"

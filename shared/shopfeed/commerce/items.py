@@ -12,10 +12,10 @@ from shopfeed.commerce.models import (
     Order,
     OrderLine,
     OrderSummary,
-    OutboxEvent,
     Product,
     ProductSummary,
 )
+from shopfeed.platform.outbox import OutboxEvent, OutboxKeys, event_from
 from shopfeed.platform.types import Money
 
 CUSTOMER: Final = "Customer"
@@ -113,14 +113,20 @@ def order_summary_from(item: Item) -> OrderSummary:
     return OrderSummary.model_validate({k: item[k] for k in ORDER_SUMMARY_ATTRIBUTES})
 
 
+# The commerce outbox: its items in CommerceTable, for the platform's relay and sweeper.
+OUTBOX: Final = OutboxKeys(
+    entity_type=OUTBOX_EVENT,
+    item_key=keys.outbox,
+    unpublished_key=keys.outbox_unpublished,
+    unpublished=keys.UNPUBLISHED_OUTBOX,
+    partitions=tuple(keys.unpublished_partition(shard) for shard in range(keys.OUTBOX_SHARDS)),
+    event_id_of=keys.parse_event_id,
+)
+
+
 def outbox_item(event: OutboxEvent) -> Item:
-    return {
-        **keys.outbox(event.event_id),
-        **keys.outbox_unpublished(event.event_id, event.occurred_at),
-        "entity_type": OUTBOX_EVENT,
-        **event.model_dump(),
-    }
+    return OUTBOX.item(event)
 
 
 def outbox_event_from(item: Item) -> OutboxEvent:
-    return OutboxEvent.model_validate({k: item[k] for k in OutboxEvent.model_fields})
+    return event_from(item)

@@ -1,7 +1,7 @@
 """Domain models of the commerce context: what services reason about (no keys, no HTTP)."""
 
 from enum import StrEnum
-from typing import Annotated, Any, Final
+from typing import Annotated, Final
 
 from pydantic import Field
 
@@ -78,15 +78,12 @@ class Order(Model):
     lines: tuple[OrderLine, ...] = ()
 
 
-class OutboxEvent(Model):
-    """An integration event written in the same transaction as the change it reports."""
+class Restocked(Model):
+    """Stock added to a product by one restock request."""
 
-    event_id: str
-    event_type: str
-    source: str
-    aggregate_id: str
-    occurred_at: str
-    detail: dict[str, Any]
+    product_id: ProductId
+    quantity_added: int
+    restocked_at: str
 
 
 class ProductSummary(Model):

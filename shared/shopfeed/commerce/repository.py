@@ -18,16 +18,17 @@ from shopfeed.commerce.models import (
     OrderLine,
     OrderStatus,
     OrderSummary,
-    OutboxEvent,
     Product,
     ProductSummary,
+    Restocked,
 )
 from shopfeed.platform import dynamo, idempotency
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.dynamo import BASE_TABLE, Transaction, Update
 from shopfeed.platform.errors import AlreadyExists, NotFound, StaleVersion
-from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
+from shopfeed.platform.idempotency import Created, IdempotentRequest, Snapshot
 from shopfeed.platform.models import Page
+from shopfeed.platform.outbox import OutboxEvent
 from shopfeed.platform.pagination import Source, merged_page, query_page
 
 if TYPE_CHECKING:
@@ -35,6 +36,11 @@ if TYPE_CHECKING:
 
 # Transaction labels: cancellation reasons are read by these, never by position.
 _KEY = "idempotency-key"
+
+# What a key record keeps of the value it created. Bump a version (with an upgrade of the older
+# JSON) when a model gains a required field; see platform.idempotency.Snapshot.
+ORDER_SNAPSHOT = Snapshot(Order, version=1)
+RESTOCK_SNAPSHOT = Snapshot(Restocked, version=1)
 _STOCK = "stock:"
 
 
@@ -101,9 +107,9 @@ class CommerceRepository:
         product_id: str,
         quantity: int,
         request: IdempotentRequest,
-        response: StoredResponse,
+        restocked: Restocked,
         now: datetime,
-    ) -> StoredResponse:
+    ) -> Created[Restocked]:
         """Add stock and record the Idempotency-Key in one transaction."""
         transaction = Transaction()
         transaction.add(
@@ -112,17 +118,17 @@ class CommerceRepository:
                 keys.product(product_id), Update(add={"available": quantity}), condition=Attr("PK").exists()
             ),
         )
-        transaction.add(_KEY, idempotency.record_put(self._table.name, request, response, now))
+        transaction.add(_KEY, idempotency.record_put(self._table.name, request, RESTOCK_SNAPSHOT, restocked, now))
         try:
             self._table.transact(transaction, busy=f"product {product_id}")
         except dynamo.TransactionCancelled as cancelled:
-            replayed = idempotency.replay(request, cancelled.reason(_KEY))
+            replayed = idempotency.replay(request, cancelled.reason(_KEY), RESTOCK_SNAPSHOT)
             if replayed:
                 return replayed
             if cancelled.failed("product"):
                 raise NotFound("product", product_id) from cancelled
             raise
-        return response
+        return Created(restocked)
 
     # -- orders ------------------------------------------------------------------------------
 
@@ -131,9 +137,8 @@ class CommerceRepository:
         order: Order,
         event: OutboxEvent,
         request: IdempotentRequest,
-        response: StoredResponse,
         now: datetime,
-    ) -> StoredResponse:
+    ) -> Created[Order]:
         """One TransactWriteItems: header, lines, guarded stock decrements, outbox event, key record.
 
         A retry with the same key is answered from the key record returned in CancellationReasons.
@@ -145,16 +150,16 @@ class CommerceRepository:
         for line in order.lines:
             transaction.add(_STOCK + line.product_id, self._decrement_stock(line))
         transaction.add("event", self._table.put_op(items.outbox_item(event), if_absent=True))
-        transaction.add(_KEY, idempotency.record_put(self._table.name, request, response, now))
+        transaction.add(_KEY, idempotency.record_put(self._table.name, request, ORDER_SNAPSHOT, order, now))
         try:
             self._table.transact(transaction, busy="stock of the ordered products")
         except dynamo.TransactionCancelled as cancelled:
-            replayed = idempotency.replay(request, cancelled.reason(_KEY))
+            replayed = idempotency.replay(request, cancelled.reason(_KEY), ORDER_SNAPSHOT)
             if replayed:
                 return replayed
             _raise_stock_problems(order.lines, cancelled)
             raise
-        return response
+        return Created(order)
 
     def _decrement_stock(self, line: OrderLine) -> "TransactWriteItemTypeDef":
         # Price is part of the condition: the order is charged exactly what the client quoted, and a
@@ -253,7 +258,8 @@ class CommerceRepository:
             )
         transaction.add("event", self._table.put_op(items.outbox_item(event), if_absent=True))
         try:
-            self._table.transact(transaction, busy=f"order {order.order_id}")
+            # attempts=1: services.cancel_order re-reads and retries, the one retry layer of a cancel.
+            self._table.transact(transaction, busy=f"order {order.order_id}", attempts=1)
         except dynamo.TransactionCancelled as error:
             current = error.reason("order")
             if current.failed_condition and current.item is None:

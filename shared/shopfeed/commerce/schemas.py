@@ -12,6 +12,7 @@ from shopfeed.commerce.models import (
     OrderSummary,
     Product,
     ProductSummary,
+    Restocked,
 )
 from shopfeed.commerce.types import ProductId, Quantity, StockLevel
 from shopfeed.platform.models import Request, View
@@ -75,6 +76,10 @@ class RestockView(View):
     product_id: str
     quantity_added: int
     restocked_at: str
+
+    @classmethod
+    def of(cls, restocked: Restocked) -> "RestockView":
+        return cls.model_validate(restocked.model_dump())
 
 
 class OrderLineView(View):

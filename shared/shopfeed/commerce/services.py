@@ -10,18 +10,17 @@ from shopfeed.commerce.models import (
     OrderLine,
     OrderStatus,
     OrderSummary,
-    OutboxEvent,
     Product,
     ProductSummary,
+    Restocked,
 )
 from shopfeed.platform.clock import iso, new_id, utc_now
-from shopfeed.platform.errors import InvalidRequest, InvalidTransition, NotFound, StaleVersion
-from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
+from shopfeed.platform.errors import Contention, InvalidRequest, InvalidTransition, NotFound, StaleVersion
+from shopfeed.platform.idempotency import Created, IdempotentRequest
 from shopfeed.platform.identity import ADMIN, OPS, Caller
 from shopfeed.platform.models import Page
+from shopfeed.platform.outbox import OutboxEvent
 from shopfeed.platform.types import MAX_AMOUNT, Money
-
-CREATED = 201
 
 
 class Commerce(Protocol):
@@ -35,11 +34,9 @@ class Commerce(Protocol):
     def update_product(self, product_id: str, expected_version: int, changes: dict[str, Any], now: str) -> Product: ...
     def list_products_in_category(self, category: str, limit: int, cursor: str | None) -> Page[ProductSummary]: ...
     def restock(
-        self, product_id: str, quantity: int, request: IdempotentRequest, response: StoredResponse, now: Any
-    ) -> StoredResponse: ...
-    def place_order(
-        self, order: Order, event: OutboxEvent, request: IdempotentRequest, response: StoredResponse, now: Any
-    ) -> StoredResponse: ...
+        self, product_id: str, quantity: int, request: IdempotentRequest, restocked: Restocked, now: Any
+    ) -> Created[Restocked]: ...
+    def place_order(self, order: Order, event: OutboxEvent, request: IdempotentRequest, now: Any) -> Created[Order]: ...
     def get_order(self, order_id: str) -> Order | None: ...
     def list_order_lines(self, order_id: str, owner: str | None, limit: int, cursor: str | None) -> Page[OrderLine]: ...
     def list_orders_of_user(self, user_id: str, limit: int, cursor: str | None) -> Page[OrderSummary]: ...
@@ -102,11 +99,12 @@ def list_category(store: Commerce, category: str, limit: int, cursor: str | None
 
 def restock_product(
     store: Commerce, caller: Caller, product_id: str, quantity: int, request: IdempotentRequest
-) -> StoredResponse:
+) -> Created[Restocked]:
+    """Add stock once per key; a retry answers what the key first answered."""
     caller.require(ADMIN, "restock products")
     now = utc_now()
-    body = {"product_id": product_id, "quantity_added": quantity, "restocked_at": iso(now)}
-    return store.restock(product_id, quantity, request, StoredResponse(status=CREATED, body=body), now)
+    restocked = Restocked(product_id=product_id, quantity_added=quantity, restocked_at=iso(now))
+    return store.restock(product_id, quantity, request, restocked, now)
 
 
 # -- orders -----------------------------------------------------------------------------------
@@ -114,8 +112,8 @@ def restock_product(
 
 def place_order(
     store: Commerce, caller: Caller, request: IdempotentRequest, lines: Sequence[tuple[str, int, Money]]
-) -> StoredResponse:
-    """Order ``(product_id, quantity, quoted unit price)`` lines; answers what the key first answered."""
+) -> Created[Order]:
+    """Order ``(product_id, quantity, quoted unit price)`` lines; a retry answers the order the key placed."""
     product_ids = [product_id for product_id, _, _ in lines]
     if len(set(product_ids)) != len(product_ids):
         # One transaction cannot touch the same product twice; merging silently could hide a client bug.
@@ -145,8 +143,7 @@ def place_order(
         version=1,
         lines=order_lines,
     )
-    response = StoredResponse(status=CREATED, body=order.model_dump(mode="json"))
-    return store.place_order(order, events.order_placed(order), request, response, moment)
+    return store.place_order(order, events.order_placed(order), request, moment)
 
 
 def _visible_order(store: Commerce, caller: Caller, order_id: str) -> Order:
@@ -179,12 +176,13 @@ def list_orders_by_status(
     return store.list_orders_by_status(status, month, limit, cursor)
 
 
-def cancel_order(store: Commerce, caller: Caller, order_id: str, attempts: int = 3) -> tuple[Order, bool]:
+def cancel_order(store: Commerce, caller: Caller, order_id: str, attempts: int = 5) -> tuple[Order, bool]:
     """Cancel and restock; answers the order and whether this call cancelled it.
 
     Cancelling a cancelled order is a no-op that answers the order (a retried request must not restock
-    twice). A concurrent change of the order is re-read and retried."""
-    for _ in range(attempts):
+    twice). A concurrent change of the order (stale version, or a transaction in flight on it) is
+    re-read and retried here, the only retry layer: the repository tries its transaction once."""
+    for attempt in range(1, attempts + 1):
         order = _visible_order(store, caller, order_id)
         if order.status is OrderStatus.CANCELLED:
             return order, False
@@ -195,7 +193,9 @@ def cancel_order(store: Commerce, caller: Caller, order_id: str, attempts: int =
         )
         try:
             store.cancel_order(order, cancelled, events.order_cancelled(cancelled, caller.user_id))
-        except StaleVersion:
+        except (StaleVersion, Contention):
+            if attempt == attempts:
+                raise  # a 412 names the version stored now; a 409 says retry
             continue
         return cancelled, True
-    raise StaleVersion("order", order_id, None)
+    raise ValueError("attempts must be at least 1")

@@ -15,5 +15,5 @@ class CommerceStreamSettings(OutboxSettings):
     commerce_table_name: Annotated[str, Field(min_length=3)]
 
 
-class CommerceSweeperSettings(OutboxSweeperSettings):
-    commerce_table_name: Annotated[str, Field(min_length=3)]
+class CommerceSweeperSettings(OutboxSweeperSettings, CommerceStreamSettings):
+    pass

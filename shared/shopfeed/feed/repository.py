@@ -17,7 +17,7 @@ from shopfeed.platform import dynamo, idempotency
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.dynamo import BASE_TABLE, Transaction, Update
 from shopfeed.platform.errors import AlreadyExists, InvalidCursor, NotFound, StaleVersion
-from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
+from shopfeed.platform.idempotency import Created, IdempotentRequest, Snapshot
 from shopfeed.platform.models import Page
 from shopfeed.platform.pagination import Source, merged_page, query_page
 
@@ -30,6 +30,9 @@ _POST: Final = "post"
 _EDGE: Final = "edge"
 _FOLLOWEE: Final = "followee"
 _FOLLOWER: Final = "follower"
+
+# The created post as its Idempotency-Key record keeps it (a replay answers it).
+POST_SNAPSHOT: Final = Snapshot(Post, version=1)
 
 # The home feed's read-time merge (FEED-003), bounded: at most this many followed celebrities are
 # merged, the most recently active first (one Query each per page), among at most MAX_PULL_AUTHORS
@@ -91,9 +94,7 @@ class FeedRepository:
 
     # -- posts -------------------------------------------------------------------------------
 
-    def add_post(
-        self, post: Post, request: IdempotentRequest, response: StoredResponse, now: datetime
-    ) -> StoredResponse:
+    def add_post(self, post: Post, request: IdempotentRequest, now: datetime) -> Created[Post]:
         """One TransactWriteItems: the post, one item per tag, the pull-author mark of a celebrity's
         post, the Idempotency-Key record. A retry is answered from the record in CancellationReasons."""
         transaction = Transaction()
@@ -103,15 +104,15 @@ class FeedRepository:
         if post.delivery is Delivery.PULL:
             author = PullAuthor(author_id=post.author_id, last_pull_post_at=post.created_at)
             transaction.add("pull-author", self._table.put_op(items.pull_author_item(author)))
-        transaction.add(_KEY, idempotency.record_put(self._table.name, request, response, now))
+        transaction.add(_KEY, idempotency.record_put(self._table.name, request, POST_SNAPSHOT, post, now))
         try:
             self._table.transact(transaction, busy=f"post {post.post_id}")
         except dynamo.TransactionCancelled as cancelled:
-            replayed = idempotency.replay(request, cancelled.reason(_KEY))
+            replayed = idempotency.replay(request, cancelled.reason(_KEY), POST_SNAPSHOT)
             if replayed:
                 return replayed
             raise
-        return response
+        return Created(post)
 
     def get_post(self, post_id: str) -> Post | None:
         item = self._table.get(keys.post(post_id))

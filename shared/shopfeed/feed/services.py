@@ -6,11 +6,9 @@ from typing import Any, Protocol
 from shopfeed.feed.models import Delivery, Follow, Post, PostSummary, Profile
 from shopfeed.platform.clock import iso, new_id, utc_now
 from shopfeed.platform.errors import Forbidden, InvalidRequest, NotFound
-from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
+from shopfeed.platform.idempotency import Created, IdempotentRequest
 from shopfeed.platform.identity import Caller
 from shopfeed.platform.models import Page
-
-CREATED = 201
 
 
 class Feed(Protocol):
@@ -19,9 +17,7 @@ class Feed(Protocol):
     def add_profile(self, profile: Profile) -> None: ...
     def get_profile(self, user_id: str) -> Profile | None: ...
     def update_profile(self, user_id: str, expected_version: int, changes: dict[str, Any], now: str) -> Profile: ...
-    def add_post(
-        self, post: Post, request: IdempotentRequest, response: StoredResponse, now: datetime
-    ) -> StoredResponse: ...
+    def add_post(self, post: Post, request: IdempotentRequest, now: datetime) -> Created[Post]: ...
     def get_post(self, post_id: str) -> Post | None: ...
     def delete_post(self, post: Post) -> None: ...
     def add_follow(self, follow: Follow) -> tuple[Follow, bool]: ...
@@ -63,8 +59,8 @@ def create_post(
     text: str,
     tags: tuple[str, ...],
     celebrity_threshold: int,
-) -> StoredResponse:
-    """Write a post and its tag items; answers what the Idempotency-Key first answered."""
+) -> Created[Post]:
+    """Write a post and its tag items; a retry with the same Idempotency-Key answers the first post."""
     author = store.get_profile(caller.user_id)
     if author is None:
         raise NotFound("user", caller.user_id)  # only a registered user has a profile to post from
@@ -77,8 +73,7 @@ def create_post(
         created_at=iso(moment),
         delivery=delivery_for(author, celebrity_threshold),
     )
-    response = StoredResponse(status=CREATED, body=post.model_dump(mode="json"))
-    return store.add_post(post, request, response, moment)
+    return store.add_post(post, request, moment)
 
 
 def read_post(store: Feed, post_id: str) -> Post:

@@ -7,7 +7,7 @@ from shopfeed.feed import services
 from shopfeed.feed.models import Comment, LeaderboardEntry, Like, Notification
 from shopfeed.platform.clock import iso, new_id, utc_now
 from shopfeed.platform.errors import Forbidden, NotFound
-from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
+from shopfeed.platform.idempotency import Created, IdempotentRequest
 from shopfeed.platform.identity import OPS, Caller
 from shopfeed.platform.models import Page
 
@@ -18,9 +18,7 @@ class Social(Protocol):
     def add_like(self, like: Like) -> tuple[Like, bool]: ...
     def remove_like(self, post_id: str, user_id: str) -> bool: ...
     def list_likes(self, post_id: str, limit: int, cursor: str | None) -> Page[Like]: ...
-    def add_comment(
-        self, comment: Comment, request: IdempotentRequest, response: StoredResponse, now: datetime
-    ) -> StoredResponse: ...
+    def add_comment(self, comment: Comment, request: IdempotentRequest, now: datetime) -> Created[Comment]: ...
     def get_comment(self, post_id: str, comment_id: str) -> Comment | None: ...
     def delete_comment(self, post_id: str, comment_id: str) -> None: ...
     def list_comments(self, post_id: str, limit: int, cursor: str | None) -> Page[Comment]: ...
@@ -58,7 +56,8 @@ def list_likes(store: services.Feed, social: Social, post_id: str, limit: int, c
 
 def add_comment(
     store: services.Feed, social: Social, caller: Caller, request: IdempotentRequest, post_id: str, text: str
-) -> StoredResponse:
+) -> Created[Comment]:
+    """A retry with the same Idempotency-Key answers the first comment."""
     post = services.read_post(store, post_id)
     moment = utc_now()
     comment = Comment(
@@ -69,8 +68,7 @@ def add_comment(
         text=text,
         created_at=iso(moment),
     )
-    response = StoredResponse(status=services.CREATED, body=comment.model_dump(mode="json"))
-    return social.add_comment(comment, request, response, moment)
+    return social.add_comment(comment, request, moment)
 
 
 def list_comments(store: services.Feed, social: Social, post_id: str, limit: int, cursor: str | None) -> Page[Comment]:

@@ -16,7 +16,7 @@ from shopfeed.platform import dynamo, idempotency
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.dynamo import BASE_TABLE, Transaction, Update
 from shopfeed.platform.errors import NotFound
-from shopfeed.platform.idempotency import IdempotentRequest, StoredResponse
+from shopfeed.platform.idempotency import Created, IdempotentRequest, Snapshot
 from shopfeed.platform.models import Page
 from shopfeed.platform.pagination import query_page
 
@@ -28,6 +28,7 @@ _LIKE: Final = "like"
 _COMMENT: Final = "comment"
 _KEY: Final = "idempotency-key"
 
+COMMENT_SNAPSHOT: Final = Snapshot(Comment, version=1)
 LEADERBOARD_SIZE: Final = 100
 # Mark-all-read works through the unread index a page at a time (one Query + one UpdateItem each).
 _MARK_ALL_PAGE: Final = 100
@@ -84,24 +85,22 @@ class SocialRepository:
 
     # -- comments (FEED-006) ---------------------------------------------------------------------
 
-    def add_comment(
-        self, comment: Comment, request: IdempotentRequest, response: StoredResponse, now: datetime
-    ) -> StoredResponse:
+    def add_comment(self, comment: Comment, request: IdempotentRequest, now: datetime) -> Created[Comment]:
         """One transaction: the post still exists, the comment, the Idempotency-Key record."""
         transaction = Transaction()
         transaction.add(_POST, self._post_exists(comment.post_id))
         transaction.add(_COMMENT, self._table.put_op(items.comment_item(comment), if_absent=True))
-        transaction.add(_KEY, idempotency.record_put(self._table.name, request, response, now))
+        transaction.add(_KEY, idempotency.record_put(self._table.name, request, COMMENT_SNAPSHOT, comment, now))
         try:
             self._table.transact(transaction, busy=f"comments of {comment.post_id}")
         except dynamo.TransactionCancelled as cancelled:
-            replayed = idempotency.replay(request, cancelled.reason(_KEY))
+            replayed = idempotency.replay(request, cancelled.reason(_KEY), COMMENT_SNAPSHOT)
             if replayed:
                 return replayed
             if cancelled.failed(_POST):
                 raise NotFound("post", comment.post_id) from cancelled
             raise
-        return response
+        return Created(comment)
 
     def get_comment(self, post_id: str, comment_id: str) -> Comment | None:
         item = self._table.get(keys.comment(post_id, comment_id))

@@ -37,9 +37,8 @@ def fanout_tasks(changes: Sequence[streams.ItemChange]) -> tuple[dict[str, Fanou
         action = _ACTIONS.get(change.kind)
         if action is None:
             continue  # posts are immutable; a MODIFY is a counter changing
-        image = change.new_image if change.kind is streams.ChangeKind.INSERT else change.old_image
         try:
-            post = items.post_from(image or {})
+            post = items.post_from(change.image or {})
         except (KeyError, ValueError) as error:  # ValueError includes pydantic's ValidationError
             failures[change.sequence_number] = error
             continue

@@ -24,7 +24,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final
 
 from boto3.dynamodb.conditions import Attr, ConditionBase, ConditionExpressionBuilder, Key
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from boto3.dynamodb.types import Binary, TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
 from shopfeed.platform.errors import Contention
@@ -40,6 +40,7 @@ Item = dict[str, Any]
 # TransactWriteItems takes at most 100 items (DynamoDB quota).
 MAX_TRANSACTION_ITEMS: Final = 100
 _BATCH_ATTEMPTS: Final = 5
+TRANSACTION_ATTEMPTS: Final = 8
 PARTITION: Final = "PK"
 SORT: Final = "SK"
 
@@ -53,6 +54,8 @@ def _plain(value: Any) -> Any:
         return [_plain(v) for v in value]
     if isinstance(value, set):
         return {_plain(v) for v in value}
+    if isinstance(value, Binary):
+        return value.value  # type: ignore[attr-defined]  # the stubs omit the wrapped bytes
     return value
 
 
@@ -223,7 +226,7 @@ def _reasons(error: ClientError, labels: Sequence[str]) -> dict[str, Reason]:
 def transact_write(
     client: "DynamoDBClient",
     transaction: Transaction | Mapping[str, "TransactWriteItemTypeDef"],
-    attempts: int = 8,
+    attempts: int = TRANSACTION_ATTEMPTS,
 ) -> None:
     """One TransactWriteItems. Conflicts with concurrent transactions are retried with jittered
     backoff (the SDK does not retry cancellations); any other cancellation raises
@@ -371,11 +374,13 @@ class Table:
             update["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
         return {"Update": {**update, **expressions.arguments()}}  # type: ignore[typeddict-item]
 
-    def transact(self, transaction: Transaction, busy: str) -> None:
+    def transact(self, transaction: Transaction, busy: str, attempts: int = TRANSACTION_ATTEMPTS) -> None:
         """Commit ``transaction``. Raises TransactionCancelled (reasons by label) or, when concurrent
-        transactions kept winning, ``Contention(busy)``: ``busy`` names what was contended."""
+        transactions kept winning ``attempts`` times, ``Contention(busy)``: ``busy`` names what was
+        contended. A caller that retries itself (re-reading first) passes ``attempts=1``, so there is
+        one retry layer, not two nested ones."""
         try:
-            transact_write(self.client, transaction)
+            transact_write(self.client, transaction, attempts)
         except TransactionContended:
             raise Contention(busy) from None
 

@@ -72,7 +72,9 @@ def apply_once(table: dynamo.Table, mark_key: MarkKey, effects: Iterable[Effect]
     by sequence number. A target that stays contended fails its records, which Lambda delivers again."""
     failures: Failures = {}
     for effect in effects:
-        for chunk in batched(effect.changes, _MARKS_PER_WRITE, strict=False):
+        # One mark per record: a record listed twice must not be counted twice (nor name one item twice).
+        unique = list({change.sequence_number: change for change in effect.changes}.values())
+        for chunk in batched(unique, _MARKS_PER_WRITE, strict=False):
             failures.update(_apply_chunk(table, mark_key, effect, list(chunk), now))
     return failures
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from shopfeed.platform import problems
 from shopfeed.platform.errors import DomainError, Unauthenticated
-from shopfeed.platform.idempotency import REPLAYED_HEADER, StoredResponse
+from shopfeed.platform.idempotency import REPLAYED_HEADER
 from shopfeed.platform.identity import Caller, caller_from_request_context
 from shopfeed.platform.observability import logger
 from shopfeed.platform.versioning import etag
@@ -89,9 +89,9 @@ def json_response(
     return Response(status_code=status, content_type="application/json", body=body, headers=all_headers)
 
 
-def stored_response(response: StoredResponse, location: str | None = None) -> Response[Any]:
-    """The answer of an idempotent create, first time or replayed (then with Idempotent-Replayed)."""
-    headers = {REPLAYED_HEADER: "true"} if response.replayed else {}
+def created_response(view: BaseModel, replayed: bool, location: str | None = None) -> Response[Any]:
+    """The 201 of an idempotent create, first time or replayed (then with Idempotent-Replayed)."""
+    headers = {REPLAYED_HEADER: "true"} if replayed else {}
     if location:
         headers["Location"] = location
-    return json_response(response.body, status=response.status, headers=headers)
+    return json_response(view, status=201, headers=headers)

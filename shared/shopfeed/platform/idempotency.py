@@ -3,15 +3,21 @@
 The key record is one more Put inside the business TransactWriteItems, conditioned on the key being
 new. So the side effect and the key commit together (one round trip), and a retry's transaction is
 cancelled with the stored record returned in CancellationReasons (ALL_OLD): the replay needs no read.
+The record keeps the created value (a versioned ``Snapshot``), not an HTTP response: services answer
+``Created(value, replayed)`` and the route renders it, so a replay is rendered as the first answer was.
 Powertools' idempotency utility is not used because it writes its record in a separate call before
 and after the handler, which leaves a window where the created resource exists and the key does not.
 """
 
 import hashlib
 import json
-from dataclasses import dataclass
+import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
 
 from shopfeed.platform import dynamo
 from shopfeed.platform.clock import epoch_seconds, iso
@@ -45,25 +51,63 @@ class IdempotentRequest:
 
 
 @dataclass(frozen=True)
-class StoredResponse:
-    """What the first request was answered; a replay answers the same."""
+class Created[T]:
+    """What an idempotent create answers: the created value, and whether this answer is the replay of
+    an earlier request with the same key (the HTTP edge picks status and headers from it)."""
 
-    status: int
-    body: dict[str, Any]
+    value: T
     replayed: bool = False
 
 
-def record_put(
-    table: str, request: IdempotentRequest, response: StoredResponse, now: datetime
+def _unchanged(value: dict[str, Any]) -> dict[str, Any]:
+    return value
+
+
+@dataclass(frozen=True)
+class Snapshot[M: BaseModel]:
+    """How a created value is kept in its key record, and read back on a replay.
+
+    The record stores the value's JSON and the snapshot ``version`` it was written under. A replay
+    within the retention window may meet a record written by an older release: its JSON is brought
+    forward by ``upgrades`` (``{1: add_channel}`` turns a version-1 value into a version-2 one), and
+    members the model no longer has are dropped. So adding a field with a default costs nothing,
+    adding a required field costs one upgrade and a version bump, and a replay never fails on shape.
+    Records written before snapshots were versioned carry ``response_body``: they are version 0.
+    """
+
+    model: type[M]
+    version: int = 1
+    upgrades: Mapping[int, Callable[[dict[str, Any]], dict[str, Any]]] = field(default_factory=dict)
+
+    def attributes(self, value: M) -> dynamo.Item:
+        # Compressed: an order's JSON crosses 1 KB from about six lines, and every started KB costs
+        # 2 WCU per order and per replay; compressed it stays under 800 B up to 48 lines (figures in
+        # docs/data-model.md, bench/idempotency_cost.py).
+        document = json.dumps(value.model_dump(mode="json"), separators=(",", ":")).encode()
+        return {"snapshot": zlib.compress(document, 9), "snapshot_version": self.version}
+
+    def load(self, record: Mapping[str, Any]) -> M:
+        if "snapshot" in record:
+            raw = record["snapshot"]
+            document = zlib.decompress(raw) if isinstance(raw, bytes) else raw.encode()
+            stored, version = json.loads(document), int(record["snapshot_version"])
+        else:
+            stored, version = json.loads(record["response_body"]), 0
+        for step in range(version, self.version):
+            stored = self.upgrades.get(step, _unchanged)(stored)
+        return self.model.model_validate({k: v for k, v in stored.items() if k in self.model.model_fields})
+
+
+def record_put[M: BaseModel](
+    table: str, request: IdempotentRequest, snapshot: Snapshot[M], value: M, now: datetime
 ) -> "TransactWriteItemTypeDef":
-    """The Put that records the key inside the business transaction."""
+    """The Put that records the key, with the created value, inside the business transaction."""
     item = {
         "PK": f"{_PREFIX}{request.user_id}#{request.key}",
         "SK": _SORT,
         "entity_type": ENTITY_TYPE,
         "fingerprint": request.fingerprint,
-        "response_status": response.status,
-        "response_body": json.dumps(response.body, separators=(",", ":")),
+        **snapshot.attributes(value),
         "created_at": iso(now),
         "expires_at": epoch_seconds(now + RETENTION),
     }
@@ -77,8 +121,8 @@ def record_put(
     }
 
 
-def replay(request: IdempotentRequest, reason: dynamo.Reason) -> StoredResponse | None:
-    """The stored response if ``reason`` says the key was already used; None if the key is new.
+def replay[M: BaseModel](request: IdempotentRequest, reason: dynamo.Reason, snapshot: Snapshot[M]) -> Created[M] | None:
+    """The first request's value if ``reason`` says the key was already used; None if the key is new.
 
     Same key with another body → IdempotencyKeyReused (422).
     """
@@ -86,8 +130,4 @@ def replay(request: IdempotentRequest, reason: dynamo.Reason) -> StoredResponse 
         return None
     if reason.item["fingerprint"] != request.fingerprint:
         raise IdempotencyKeyReused(request.key)
-    return StoredResponse(
-        status=int(reason.item["response_status"]),
-        body=json.loads(reason.item["response_body"]),
-        replayed=True,
-    )
+    return Created(snapshot.load(reason.item), replayed=True)

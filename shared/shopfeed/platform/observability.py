@@ -5,7 +5,18 @@ with ``Tracing: Active`` so Lambda still traces each invocation and its AWS call
 X-Ray's service map. Metrics are named after business events (OrderPlaced, OutboxEventPublished).
 """
 
+import os
+
 from aws_lambda_powertools import Logger, Metrics
 
 logger = Logger()
 metrics = Metrics(namespace="shopfeed")
+
+# Lambda sets it for each invocation when tracing is active (Tracing: Active in template.yaml).
+TRACE_ENVIRONMENT = "_X_AMZN_TRACE_ID"
+
+
+def trace_header() -> str | None:
+    """The X-Ray trace header of the running invocation, read per call (it changes every invocation),
+    so what this invocation sends (PutEvents entries) joins its trace."""
+    return os.environ.get(TRACE_ENVIRONMENT) or None

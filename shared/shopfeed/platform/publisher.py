@@ -15,12 +15,14 @@ published twice (a stream retry, the sweeper) arrives as two events: subscribers
 """
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
+
+from shopfeed.platform.observability import trace_header
 
 if TYPE_CHECKING:
     from mypy_boto3_events import EventBridgeClient
@@ -111,17 +113,21 @@ class _Entry:
 class EventBridgePublisher:
     """EventPublisher on an EventBridge bus: PutEvents in requests within its entry and size quotas."""
 
-    def __init__(self, client: "EventBridgeClient", bus_name: str) -> None:
+    def __init__(
+        self, client: "EventBridgeClient", bus_name: str, trace_header: Callable[[], str | None] = trace_header
+    ) -> None:
         self._client = client
         self._bus = bus_name
+        self._trace_header = trace_header
 
     def publish(self, events: Sequence[IntegrationEvent]) -> PublishReport:
         published: list[str] = []
         failures: dict[str, EventNotPublished] = {}
         entries: list[_Entry] = []
+        trace = self._trace_header()
         for event in events:
             try:
-                entries.append(self._entry(event))
+                entries.append(self._entry(event, trace))
             except EventNotPublished as refused:
                 failures[event.event_id] = refused
         for chunk in _chunks(entries):
@@ -142,7 +148,7 @@ class EventBridgePublisher:
                     published.append(entry.event_id)
         return PublishReport(published=tuple(published), failures=failures)
 
-    def _entry(self, event: IntegrationEvent) -> _Entry:
+    def _entry(self, event: IntegrationEvent, trace: str | None) -> _Entry:
         try:
             detail = json.dumps(envelope(event), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
             occurred = datetime.fromisoformat(event.occurred_at)
@@ -160,6 +166,9 @@ class EventBridgePublisher:
             "Detail": detail,
             "Time": occurred,
         }
+        if trace:
+            # Subscribers' invocations then join the trace of the change that produced the event.
+            request["TraceHeader"] = trace
         return _Entry(event.event_id, request, size)
 
 

@@ -24,6 +24,7 @@ the event source mapping's FilterCriteria should not have let it in (a template 
 equal), and failing it would hold back its shard until it aged out of the stream.
 """
 
+import base64
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -85,15 +86,35 @@ def parse(record: DynamoDBRecord) -> ItemChange:
     images = stream.raw_event
     try:
         kind = ChangeKind(record.raw_event["eventName"])
-        keys = dynamo.deserialize(images["Keys"])
-        new_image = dynamo.deserialize(images["NewImage"]) if "NewImage" in images else None
-        old_image = dynamo.deserialize(images["OldImage"]) if "OldImage" in images else None
+        keys = _image(images["Keys"])
+        new_image = _image(images["NewImage"]) if "NewImage" in images else None
+        old_image = _image(images["OldImage"]) if "OldImage" in images else None
         seconds = stream.approximate_creation_date_time
     except (KeyError, TypeError, ValueError) as error:
         raise MalformedRecord(f"stream record {sequence_number} is malformed: {error!r}") from error
     if seconds is None:
         raise MalformedRecord(f"stream record {sequence_number} has no ApproximateCreationDateTime")
     return ItemChange(sequence_number, kind, keys, new_image, old_image, datetime.fromtimestamp(seconds, UTC))
+
+
+def _image(raw: Mapping[str, Any]) -> dynamo.Item:
+    return dynamo.deserialize({name: _from_event_json(value) for name, value in raw.items()})
+
+
+def _from_event_json(value: Mapping[str, Any]) -> dict[str, Any]:
+    """An attribute value as Lambda's event JSON carries it, made what boto3's deserializer takes:
+    binary values arrive base64-encoded (``{"B": "AAEC"}``), at any depth."""
+    ((kind, content),) = value.items()
+    match kind:
+        case "B":
+            return {"B": base64.b64decode(content)}
+        case "BS":
+            return {"BS": [base64.b64decode(item) for item in content]}
+        case "M":
+            return {"M": {name: _from_event_json(item) for name, item in content.items()}}
+        case "L":
+            return {"L": [_from_event_json(item) for item in content]}
+    return dict(value)
 
 
 Failures = dict[str, Exception]

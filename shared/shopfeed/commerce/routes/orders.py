@@ -1,4 +1,3 @@
-from dataclasses import replace
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response
@@ -7,14 +6,15 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from shopfeed.commerce import services
 from shopfeed.commerce.errors import InsufficientStock, PriceChanged, UnknownProducts
-from shopfeed.commerce.models import Order, OrderStatus
-from shopfeed.commerce.routes.deps import Cursor, IdempotencyKey, Store
+from shopfeed.commerce.models import OrderStatus
+from shopfeed.commerce.routes import Store
 from shopfeed.commerce.schemas import OrderLinePage, OrderLineView, OrderPage, OrderView, PlaceOrder
 from shopfeed.platform import errors
 from shopfeed.platform.clock import utc_now
-from shopfeed.platform.http import CurrentCaller, json_response, stored_response
+from shopfeed.platform.http import CurrentCaller, created_response, json_response
 from shopfeed.platform.idempotency import IdempotentRequest
 from shopfeed.platform.observability import logger, metrics
+from shopfeed.platform.parameters import Cursor, IdempotencyKey
 from shopfeed.platform.problems import problem_responses
 from shopfeed.platform.types import EntityId, Month
 
@@ -42,15 +42,14 @@ def place_order(
     body: PlaceOrder, caller: CurrentCaller, store: Store, idempotency_key: IdempotencyKey = None
 ) -> Response[OrderView]:
     request = IdempotentRequest.of(caller.user_id, idempotency_key, "place-order", body.model_dump(mode="json"))
-    answer = services.place_order(
+    created = services.place_order(
         store, caller, request, [(line.product_id, line.quantity, line.unit_price) for line in body.lines]
     )
-    order = Order.model_validate(answer.body)
-    if not answer.replayed:
+    order = created.value
+    if not created.replayed:
         logger.info("order placed", order_id=order.order_id, lines=order.line_count)
         metrics.add_metric(name="OrderPlaced", unit="Count", value=1)
-    view = OrderView.of(order).model_dump(mode="json")
-    return stored_response(replace(answer, body=view), location=f"/orders/{order.order_id}")
+    return created_response(OrderView.of(order), created.replayed, location=f"/orders/{order.order_id}")
 
 
 @router.get(

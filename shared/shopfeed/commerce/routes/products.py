@@ -5,7 +5,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from shopfeed.commerce import services
-from shopfeed.commerce.routes.deps import Cursor, IdempotencyKey, IfMatch, Store
+from shopfeed.commerce.routes import Store
 from shopfeed.commerce.schemas import (
     Category,
     CreateProduct,
@@ -17,9 +17,10 @@ from shopfeed.commerce.schemas import (
 )
 from shopfeed.commerce.types import ProductId
 from shopfeed.platform import errors
-from shopfeed.platform.http import CurrentCaller, json_response, stored_response
+from shopfeed.platform.http import CurrentCaller, created_response, json_response
 from shopfeed.platform.idempotency import IdempotentRequest
 from shopfeed.platform.observability import metrics
+from shopfeed.platform.parameters import Cursor, IdempotencyKey, IfMatch
 from shopfeed.platform.problems import problem_responses
 from shopfeed.platform.versioning import expected_version
 
@@ -105,7 +106,7 @@ def restock(
     request = IdempotentRequest.of(
         caller.user_id, idempotency_key, f"restock:{product_id}", body.model_dump(mode="json")
     )
-    answer = services.restock_product(store, caller, product_id, body.quantity, request)
-    if not answer.replayed:
+    created = services.restock_product(store, caller, product_id, body.quantity, request)
+    if not created.replayed:
         metrics.add_metric(name="ProductRestocked", unit="Count", value=1)
-    return stored_response(answer)
+    return created_response(RestockView.of(created.value), created.replayed)

@@ -9,12 +9,13 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from shopfeed.feed import social
 from shopfeed.feed.bootstrap import SocialStore, Store
 from shopfeed.feed.models import Comment
-from shopfeed.feed.routes.params import Cursor, IdempotencyKey, PostPath
+from shopfeed.feed.routes.params import PostPath
 from shopfeed.feed.schemas import CommentPage, CreateComment
 from shopfeed.platform import errors
-from shopfeed.platform.http import CurrentCaller, stored_response
+from shopfeed.platform.http import CurrentCaller, created_response
 from shopfeed.platform.idempotency import IdempotentRequest
 from shopfeed.platform.observability import metrics
+from shopfeed.platform.parameters import Cursor, IdempotencyKey
 from shopfeed.platform.problems import problem_responses
 from shopfeed.platform.types import EntityId
 
@@ -41,11 +42,11 @@ def create_comment(
     request = IdempotentRequest.of(
         caller.user_id, idempotency_key, "create-comment", {"post_id": post_id, **body.model_dump(mode="json")}
     )
-    answer = social.add_comment(store, comments, caller, request, post_id, body.text)
-    if not answer.replayed:
+    created = social.add_comment(store, comments, caller, request, post_id, body.text)
+    if not created.replayed:
         metrics.add_metric(name="CommentCreated", unit="Count", value=1)
-    comment_id = answer.body["comment_id"]
-    return stored_response(answer, location=f"/posts/{post_id}/comments/{comment_id}")
+    location = f"/posts/{post_id}/comments/{created.value.comment_id}"
+    return created_response(created.value, created.replayed, location=location)
 
 
 @router.get(

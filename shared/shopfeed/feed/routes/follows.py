@@ -7,11 +7,12 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from shopfeed.feed import services
 from shopfeed.feed.bootstrap import Store
 from shopfeed.feed.models import Follow
-from shopfeed.feed.routes.params import Cursor, UserPath
+from shopfeed.feed.routes.params import UserPath
 from shopfeed.feed.schemas import FollowPage
 from shopfeed.platform import errors
 from shopfeed.platform.http import CurrentCaller, json_response
 from shopfeed.platform.observability import metrics
+from shopfeed.platform.parameters import Cursor
 from shopfeed.platform.problems import problem_responses
 
 router = Router()

@@ -5,10 +5,10 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from shopfeed.feed import services
 from shopfeed.feed.bootstrap import Store
-from shopfeed.feed.routes.params import Cursor
 from shopfeed.feed.schemas import FeedPage, PostView
 from shopfeed.platform import errors
 from shopfeed.platform.http import CurrentCaller
+from shopfeed.platform.parameters import Cursor
 from shopfeed.platform.problems import problem_responses
 
 router = Router()

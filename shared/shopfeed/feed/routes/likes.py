@@ -9,11 +9,12 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from shopfeed.feed import social
 from shopfeed.feed.bootstrap import SocialStore, Store
 from shopfeed.feed.models import Like
-from shopfeed.feed.routes.params import Cursor, PostPath
+from shopfeed.feed.routes.params import PostPath
 from shopfeed.feed.schemas import LikePage
 from shopfeed.platform import errors
 from shopfeed.platform.http import CurrentCaller, json_response
 from shopfeed.platform.observability import metrics
+from shopfeed.platform.parameters import Cursor
 from shopfeed.platform.problems import problem_responses
 
 router = Router()

@@ -9,10 +9,10 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from shopfeed.feed import social
 from shopfeed.feed.bootstrap import SocialStore
 from shopfeed.feed.models import Notification
-from shopfeed.feed.routes.params import Cursor
 from shopfeed.feed.schemas import Leaderboard, MarkedRead, NotificationPage
 from shopfeed.platform import errors
 from shopfeed.platform.http import CurrentCaller, json_response
+from shopfeed.platform.parameters import Cursor
 from shopfeed.platform.problems import problem_responses
 from shopfeed.platform.types import EntityId
 

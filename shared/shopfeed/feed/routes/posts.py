@@ -1,4 +1,3 @@
-from dataclasses import replace
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response
@@ -7,13 +6,13 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from shopfeed.feed import services
 from shopfeed.feed.bootstrap import CelebrityThreshold, Store
-from shopfeed.feed.models import Post
-from shopfeed.feed.routes.params import Cursor, IdempotencyKey, PostPath, UserPath
+from shopfeed.feed.routes.params import PostPath, UserPath
 from shopfeed.feed.schemas import CreatePost, PostPage, PostView, TagParam
 from shopfeed.platform import errors
-from shopfeed.platform.http import CurrentCaller, json_response, stored_response
+from shopfeed.platform.http import CurrentCaller, created_response, json_response
 from shopfeed.platform.idempotency import IdempotentRequest
 from shopfeed.platform.observability import logger, metrics
+from shopfeed.platform.parameters import Cursor, IdempotencyKey
 from shopfeed.platform.problems import problem_responses
 
 router = Router()
@@ -36,13 +35,12 @@ def create_post(
     idempotency_key: IdempotencyKey = None,
 ) -> Response[PostView]:
     request = IdempotentRequest.of(caller.user_id, idempotency_key, "create-post", body.model_dump(mode="json"))
-    answer = services.create_post(store, caller, request, body.text, tuple(body.tags), threshold)
-    post = Post.model_validate(answer.body)
-    if not answer.replayed:
+    created = services.create_post(store, caller, request, body.text, tuple(body.tags), threshold)
+    post = created.value
+    if not created.replayed:
         logger.info("post created", post_id=post.post_id, delivery=post.delivery, tags=len(post.tags))
         metrics.add_metric(name="PostCreated", unit="Count", value=1)
-    view = PostView.of(post).model_dump(mode="json")
-    return stored_response(replace(answer, body=view), location=f"/posts/{post.post_id}")
+    return created_response(PostView.of(post), created.replayed, location=f"/posts/{post.post_id}")
 
 
 @router.get(

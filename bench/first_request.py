@@ -1,0 +1,252 @@
+"""A container's first request against its warm ones, per function, primed at init or not (design §1).
+
+Each round starts a fresh interpreter per function and mode, configured as deployed: the cursor
+secret is named by ARN (CURSOR_SECRET_ARN) and every AWS service (DynamoDB, Secrets Manager,
+EventBridge) is a moto server on this machine, so each call is a real HTTP round trip. The child
+times its init (``import boto3`` then ``import app``, which primes when AWS_LAMBDA_FUNCTION_NAME is
+set, as in Lambda), its first invocation with the function's sample event (events/), and 20 more;
+a botocore ``before-call`` hook, registered before any client exists, records every AWS call.
+"""
+
+import json
+import logging
+import os
+import socket
+import statistics
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from bench.markdown import ms, table
+from local.cfn import ROOT
+
+FUNCTIONS = ROOT / "functions"
+SHARED = ROOT / "shared"
+WARM_REQUESTS = 20
+# What each function is sent: its sample event, as sam local invoke sends it.
+EVENTS = {
+    "commerce_api": "events/api/get_product.json",
+    "commerce_stream": "events/streams/commerce_outbox_order_placed.json",
+    "outbox_sweeper": "events/schedules/outbox_sweep.json",
+}
+WHAT = {
+    "commerce_api": "`GET /products/{product_id}`",
+    "commerce_stream": "one outbox INSERT",
+    "outbox_sweeper": "a sweep, nothing to re-drive",
+}
+
+_SEED = """
+import json, boto3
+from local.cfn import table_definitions
+dynamodb = boto3.client("dynamodb")
+for name, definition in table_definitions().items():
+    dynamodb.create_table(**{{k: v for k, v in definition.items() if not k.startswith("_")}})
+boto3.client("events").create_event_bus(Name="shopfeed-bench")
+arn = boto3.client("secretsmanager").create_secret(Name="CursorSecret", SecretString="b" * 48)["ARN"]
+import os
+os.environ["CURSOR_SECRET_ARN"] = arn
+from functions.commerce_api.app import lambda_handler
+from tests.support.client import LambdaContext
+event = json.load(open("events/api/create_product.json"))
+body = json.loads(event["body"]) | {{"product_id": "P-RED-TSHIRT"}}
+event["body"] = json.dumps(body)
+answer = lambda_handler(event, LambdaContext())
+assert answer["statusCode"] in (201, 409), answer
+# Each request kind once, so the moto server's own first-call costs stay out of the measurement.
+from functions.commerce_stream.app import lambda_handler as relay
+from functions.outbox_sweeper.app import lambda_handler as sweep
+for handler, sample in [(lambda_handler, {api!r}), (relay, {stream!r}), (sweep, {sweeper!r})]:
+    handler(json.load(open(sample)), LambdaContext())
+print(arn)
+"""
+
+_CHILD = """
+import json, sys, time
+sys.path[:0] = {paths!r}
+started = time.perf_counter()
+import boto3
+calls = []
+boto3.setup_default_session()
+boto3.DEFAULT_SESSION.events.register(
+    "before-call.*.*", lambda model, **_: calls.append(model.service_model.service_name + "." + model.name)
+)
+booted = time.perf_counter()
+import app
+init = time.perf_counter() - started
+init_calls, calls[:] = list(calls), []
+from tests.support.client import LambdaContext
+event = json.load(open({event!r}))
+started = time.perf_counter()
+app.lambda_handler(event, LambdaContext())
+first = time.perf_counter() - started
+first_calls, calls[:] = list(calls), []
+warm = []
+for _ in range({warm}):
+    started = time.perf_counter()
+    app.lambda_handler(event, LambdaContext())
+    warm.append(time.perf_counter() - started)
+warm_calls = calls[: len(calls) // {warm}]
+sys.stderr.flush()
+print("@@" + json.dumps(dict(init=init, boto3=booted, first=first, warm=warm, init_calls=init_calls,
+                             first_calls=first_calls, warm_calls=warm_calls)))
+"""
+
+
+@dataclass
+class Row:
+    function: str
+    primed: bool
+    init: list[float] = field(default_factory=list)
+    first: list[float] = field(default_factory=list)
+    warm: list[float] = field(default_factory=list)
+    ratios: list[float] = field(default_factory=list)
+    init_calls: list[str] = field(default_factory=list)
+    first_calls: list[str] = field(default_factory=list)
+    warm_calls: list[str] = field(default_factory=list)
+
+
+@dataclass
+class FirstRequests:
+    rows: list[Row]
+    rounds: int
+
+    def slow_first(self) -> list[Row]:
+        """Primed functions whose first request costs more than design §1's 2× a warm one."""
+        return [row for row in self.rows if row.primed and statistics.median(row.ratios) > 2]
+
+    def markdown(self) -> str:
+        body = []
+        for row in self.rows:
+            body.append(
+                [
+                    f"`{row.function}` ({WHAT[row.function]})",
+                    "primed" if row.primed else "not primed",
+                    ms(statistics.median(row.init)),
+                    ms(statistics.median(row.first)),
+                    ms(statistics.median(row.warm)),
+                    f"{statistics.median(row.ratios):.1f}",
+                    _calls(row.init_calls),
+                    _calls(row.first_calls),
+                    _calls(row.warm_calls),
+                ]
+            )
+        return "\n".join(
+            [
+                table(
+                    [
+                        "function (request)",
+                        "init",
+                        "init ms",
+                        "first ms",
+                        "warm ms",
+                        "first ÷ warm",
+                        "AWS calls at init",
+                        "on the first request",
+                        "on a warm request",
+                    ],
+                    body,
+                    "llrrrrlll",
+                ),
+                "",
+                f"Medians of {self.rounds} rounds (a fresh interpreter each); warm is the median of "
+                f"{WARM_REQUESTS} requests after the first, first ÷ warm the median of the rounds' ratios. "
+                "Init is `import boto3` plus `import app` (priming included when primed); against a real "
+                "DynamoDB the first request also opens the TLS connection, which no priming without a "
+                "call can save.",
+            ]
+        )
+
+
+def _calls(calls: list[str]) -> str:
+    if not calls:
+        return "none"
+    counted: dict[str, int] = {}
+    for call in calls:
+        counted[call] = counted.get(call, 0) + 1
+    return ", ".join(f"{name} ×{count}" if count > 1 else name for name, count in counted.items())
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _environment(endpoint: str) -> dict[str, str]:
+    inherited = {
+        k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE" and not k.startswith("AWS_ENDPOINT_URL")
+    }
+    return inherited | {
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_ACCESS_KEY_ID": "bench",
+        "AWS_SECRET_ACCESS_KEY": "bench",
+        "AWS_REGION": "us-east-1",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "COMMERCE_TABLE_NAME": "CommerceTable",
+        "EVENT_BUS_NAME": "shopfeed-bench",
+        "POWERTOOLS_SERVICE_NAME": "shopfeed",
+        "POWERTOOLS_METRICS_NAMESPACE": "shopfeed",
+        "POWERTOOLS_LOG_LEVEL": "WARNING",
+        "POWERTOOLS_METRICS_DISABLED": "true",
+    }
+
+
+@contextmanager
+def _moto_server() -> Iterator[str]:
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
+    port = _free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.stop()
+
+
+def _run(code: str, environment: dict[str, str]) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=environment, cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    if done.returncode:
+        raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else str(done.returncode))
+    return done.stdout
+
+
+def measure(rounds: int = 5) -> FirstRequests:
+    with _moto_server() as endpoint:
+        environment = _environment(endpoint)
+        seed = _SEED.format(
+            api=EVENTS["commerce_api"], stream=EVENTS["commerce_stream"], sweeper=EVENTS["outbox_sweeper"]
+        )
+        secret_arn = _run(seed, environment).strip().splitlines()[-1]
+        environment["CURSOR_SECRET_ARN"] = secret_arn
+        rows = [Row(name, primed) for name in EVENTS for primed in (True, False)]
+        for _ in range(rounds):
+            for row in rows:
+                child = environment | ({"AWS_LAMBDA_FUNCTION_NAME": row.function} if row.primed else {})
+                code = _CHILD.format(
+                    paths=[str(FUNCTIONS / row.function), str(SHARED), str(ROOT)],
+                    event=EVENTS[row.function],
+                    warm=WARM_REQUESTS,
+                )
+                output = _run(code, child)
+                result = json.loads(output.rsplit("@@", 1)[1])
+                warm = statistics.median(result["warm"])
+                row.init.append(result["init"])
+                row.first.append(result["first"])
+                row.warm.append(warm)
+                row.ratios.append(result["first"] / warm)
+                row.init_calls, row.first_calls, row.warm_calls = (
+                    result["init_calls"],
+                    result["first_calls"],
+                    result["warm_calls"],
+                )
+    return FirstRequests(rows, rounds)
+
+
+if __name__ == "__main__":
+    print(measure(rounds=int(sys.argv[1]) if len(sys.argv) > 1 else 3).markdown())

@@ -1,0 +1,54 @@
+"""The composition root of the commerce context: settings, clients, repository, outbox and
+publisher wired in one place. Routes, consumers and the sweeper ask it; nothing else builds a port.
+
+Everything is built on first use and kept for the container's life (clients come from the
+platform's per-container factories); ``reset`` forgets it (tests switch environments between tests).
+"""
+
+from datetime import timedelta
+from functools import cache
+
+from shopfeed.commerce import items
+from shopfeed.commerce.repository import CommerceRepository
+from shopfeed.commerce.settings import CommerceApiSettings, CommerceStreamSettings, CommerceSweeperSettings
+from shopfeed.platform import clients, dynamo
+from shopfeed.platform.config import settings
+from shopfeed.platform.cursors import CursorCodec, signing_key
+from shopfeed.platform.outbox import OutboxRepository
+from shopfeed.platform.publisher import EventBridgePublisher
+
+
+@cache
+def repository() -> CommerceRepository:
+    """CommerceTable for the API: the repository its routes depend on."""
+    config = settings(CommerceApiSettings)
+    return CommerceRepository(
+        dynamo.Table(clients.dynamodb(), config.commerce_table_name), CursorCodec(signing_key(config))
+    )
+
+
+def _outbox_ports(config: CommerceStreamSettings) -> tuple[EventBridgePublisher, OutboxRepository]:
+    table = dynamo.Table(clients.dynamodb(), config.commerce_table_name)
+    return (
+        EventBridgePublisher(clients.eventbridge(), config.event_bus_name),
+        OutboxRepository(table, items.OUTBOX, timedelta(days=config.outbox_retention_days)),
+    )
+
+
+@cache
+def relay_ports() -> tuple[EventBridgePublisher, OutboxRepository]:
+    """The bus and the outbox as the stream relay uses them."""
+    return _outbox_ports(settings(CommerceStreamSettings))
+
+
+@cache
+def sweeper_ports() -> tuple[EventBridgePublisher, OutboxRepository, timedelta]:
+    """The bus, the outbox and the sweep threshold as the scheduled sweeper uses them."""
+    config = settings(CommerceSweeperSettings)
+    return (*_outbox_ports(config), timedelta(seconds=config.outbox_sweep_after_seconds))
+
+
+def reset() -> None:
+    """Forget every port built (tests change the environment between tests)."""
+    for factory in (repository, relay_ports, sweeper_ports):
+        factory.cache_clear()

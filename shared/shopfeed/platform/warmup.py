@@ -1,0 +1,132 @@
+"""Priming at init: what a container's first request would pay for, paid in Lambda's Init phase.
+
+Without it the first request of every container builds the pydantic validators (models declare
+``defer_build`` to keep imports cheap), Powertools' route dependants and TypeAdapters, the boto3
+clients, and fetches the cursor secret from Secrets Manager: measured ~15× a warm request and a
+Secrets Manager round trip a warm request never makes. Init runs with a full CPU burst before any
+caller waits, and with SnapStart it runs once per published version and is then restored from a
+snapshot, so work moved here leaves the request path entirely.
+
+Each ``functions/*/app.py`` calls ``prime`` once, after building its handler. Priming runs only in a
+Lambda execution environment (``AWS_LAMBDA_FUNCTION_NAME``): tests and tools that import an app
+module keep it free of environment reads and boto3 at import. Not under ``sam local`` either
+(``AWS_SAM_LOCAL``): its emulator counts init inside the first invoke's timeout, where Lambda gives
+init a budget of its own, and each ``sam local invoke`` starts a new container, so priming there
+would only add to the one request it serves.
+
+SnapStart restores many environments from one snapshot, so whatever the snapshot froze that must
+differ between them is refreshed after each restore (``refresh_after_restore``).
+"""
+
+import json
+import logging
+import os
+import random
+import re
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import ulid
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel
+from snapshot_restore_py import register_after_restore  # type: ignore[import-untyped]
+
+from shopfeed.platform.observability import logger
+
+if TYPE_CHECKING:
+    # Only the API function has a resolver: the consumers must not pay for importing one.
+    from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
+
+_PATH_PARAMETER = re.compile(r"<(\w+)>")
+_WITH_BODY = {"POST", "PUT", "PATCH"}
+
+
+def in_lambda() -> bool:
+    return "AWS_LAMBDA_FUNCTION_NAME" in os.environ and os.environ.get("AWS_SAM_LOCAL") != "true"
+
+
+def prime(*steps: Callable[[], object], resolver: "APIGatewayHttpResolver | None" = None) -> None:
+    """At init in Lambda: build every shopfeed model, run ``steps`` (composition roots: settings,
+    clients, secrets), and send each route of ``resolver`` one anonymous request. Elsewhere: nothing."""
+    if in_lambda():
+        prime_now(*steps, resolver=resolver)
+
+
+def prime_now(*steps: Callable[[], object], resolver: "APIGatewayHttpResolver | None" = None) -> None:
+    """``prime`` without the Lambda check (tests call it)."""
+    build_models("shopfeed")
+    for step in steps:
+        step()
+    if resolver is not None:
+        resolve_every_route(resolver)
+
+
+def build_models(package: str) -> int:
+    """Build the validators of every pydantic model defined in the loaded modules of ``package``."""
+    built = 0
+    for name, module in list(sys.modules.items()):
+        if name != package and not name.startswith(f"{package}."):
+            continue
+        for value in list(vars(module).values()):
+            is_model = isinstance(value, type) and issubclass(value, BaseModel) and value.__module__ == name
+            if is_model and not value.__pydantic_complete__:
+                value.model_rebuild()
+                built += 1
+    return built
+
+
+def resolve_every_route(resolver: "APIGatewayHttpResolver") -> int:
+    """Send every route one anonymous request. Each is refused with 401 after request validation
+    and before any handler runs, so Powertools builds its dependants, validators and encoders and
+    nothing is read or written."""
+    # Powertools keeps its routes in these two lists and offers no public iterator over them.
+    routes = [*resolver._static_routes, *resolver._dynamic_routes]
+    with _quiet():
+        for route in routes:
+            resolver.resolve(_anonymous_event(route.method, _PATH_PARAMETER.sub("warmup", route.path)), LambdaContext())
+    return len(routes)
+
+
+def _anonymous_event(method: str, path: str) -> dict[str, Any]:
+    body = method in _WITH_BODY
+    return {
+        "version": "2.0",
+        "routeKey": f"{method} {path}",
+        "rawPath": path,
+        "rawQueryString": "",
+        "headers": {"content-type": "application/json"} if body else {},
+        "requestContext": {
+            "http": {"method": method, "path": path, "protocol": "HTTP/1.1", "sourceIp": "127.0.0.1"},
+            "requestId": "warmup",
+            "routeKey": f"{method} {path}",
+            "stage": "$default",
+        },
+        "body": json.dumps({}) if body else None,
+        "isBase64Encoded": False,
+    }
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    # The priming requests are refused by design: their "request refused" lines would only be noise.
+    level = logger.log_level
+    logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def refresh_after_restore() -> None:
+    """Run by the Lambda runtime in each environment restored from a SnapStart snapshot."""
+    # Every restored environment would otherwise draw the same "random" retry jitter (the snapshot
+    # froze the generator's state), so contending containers would back off in lockstep.
+    random.seed()
+    # python-ulid draws fresh bytes per millisecond, but keeps the last timestamp and randomness to
+    # stay monotonic within one: a new generator shares nothing with the other restored environments.
+    ulid.default_generator = ulid.ULIDGenerator()
+
+
+register_after_restore(refresh_after_restore)

@@ -1,0 +1,154 @@
+"""Priming at init (shopfeed.platform.warmup): a container's first request makes no call a warm one
+would not, and environments restored from one SnapStart snapshot share no randomness."""
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+import snapshot_restore_py  # type: ignore[import-untyped]
+import ulid
+
+from shopfeed.commerce import bootstrap
+from shopfeed.platform import warmup
+from tests.conftest import reset_caches
+from tests.support.client import ApiClient
+from tests.support.factories import create_product
+
+Calls = list[tuple[str, str]]
+
+
+@pytest.fixture
+def aws_calls(aws: None) -> Iterator[Calls]:
+    """Every AWS call made by clients created from now on, as (service, operation)."""
+    calls: Calls = []
+
+    def record(model: Any, **_: Any) -> None:
+        calls.append((model.service_model.service_name, model.name))
+
+    events = boto3._get_default_session().events
+    events.register("before-call.*.*", record)
+    yield calls
+    events.unregister("before-call.*.*", record)
+
+
+@pytest.fixture
+def deployed_container(commerce_api: ApiClient, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A container configured as deployed: the cursor secret is named by ARN, not given. Returns it."""
+    arn = boto3.client("secretsmanager").create_secret(Name="CursorSecret", SecretString="s" * 48)["ARN"]
+    monkeypatch.delenv("CURSOR_SECRET")
+    monkeypatch.setenv("CURSOR_SECRET_ARN", arn)
+    reset_caches()  # nothing this process built so far survives into the new container
+    return str(arn)
+
+
+def test_first_product_read_of_a_primed_container_makes_one_getitem_and_nothing_else(
+    admin: ApiClient, deployed_container: str, aws_calls: Calls
+) -> None:
+    # given a product, and a new container configured as deployed
+    from functions.commerce_api import app
+
+    create_product(admin, "P-COLD")
+    reset_caches()
+    aws_calls.clear()
+
+    # when the container initialises
+    warmup.prime_now(bootstrap.repository, resolver=app.app)
+
+    # then init fetched the secret, and sent no request to the table
+    assert aws_calls == [("secretsmanager", "GetSecretValue")]
+
+    # when its first request reads the product
+    aws_calls.clear()
+    answer = ApiClient(app.lambda_handler).as_user("U100").get("/products/P-COLD")
+
+    # then it costs exactly what a warm read does: one GetItem
+    assert answer.status == 200
+    assert aws_calls == [("dynamodb", "GetItem")]
+    aws_calls.clear()
+    ApiClient(app.lambda_handler).as_user("U100").get("/products/P-COLD")
+    assert aws_calls == [("dynamodb", "GetItem")]
+
+
+def test_without_priming_the_first_read_also_fetches_the_secret(
+    admin: ApiClient, deployed_container: str, aws_calls: Calls
+) -> None:
+    # given a product and a new container that was not primed (what priming saves)
+    from functions.commerce_api import app
+
+    create_product(admin, "P-COLD")
+    reset_caches()
+    aws_calls.clear()
+
+    # when its first request reads the product
+    answer = ApiClient(app.lambda_handler).as_user("U100").get("/products/P-COLD")
+
+    # then the request pays a Secrets Manager round trip on top of its read
+    assert answer.status == 200
+    assert aws_calls == [("secretsmanager", "GetSecretValue"), ("dynamodb", "GetItem")]
+
+
+def test_priming_answers_every_route_without_reading_or_writing(deployed_container: str, aws_calls: Calls) -> None:
+    # given the API's resolver, with its composition root already built
+    from functions.commerce_api import app
+
+    bootstrap.repository()
+    aws_calls.clear()
+
+    # when every route is primed with an anonymous request
+    primed = warmup.resolve_every_route(app.app)
+
+    # then each one was resolved and none reached the table
+    assert primed == len(app.app._static_routes) + len(app.app._dynamic_routes) > 10
+    assert aws_calls == []
+
+
+def test_priming_does_nothing_outside_lambda(
+    deployed_container: str, aws_calls: Calls, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a process that is not a Lambda execution environment (a test, a tool importing the app)
+    monkeypatch.delenv("AWS_LAMBDA_FUNCTION_NAME", raising=False)
+
+    # when an app module asks to be primed
+    warmup.prime(bootstrap.repository)
+
+    # then nothing is built and nothing is called
+    assert aws_calls == []
+
+
+def test_priming_is_left_to_lambda_under_sam_local(
+    deployed_container: str, aws_calls: Calls, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given sam local's emulator, which counts init inside the first invoke's timeout
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "CommerceApiFunction")
+    monkeypatch.setenv("AWS_SAM_LOCAL", "true")
+
+    # when an app module asks to be primed, then nothing is built
+    warmup.prime(bootstrap.repository)
+    assert aws_calls == []
+
+
+def test_priming_runs_in_a_lambda_execution_environment(
+    deployed_container: str, aws_calls: Calls, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "CommerceApiFunction")
+    monkeypatch.delenv("AWS_SAM_LOCAL", raising=False)
+    warmup.prime(bootstrap.repository)
+    assert aws_calls == [("secretsmanager", "GetSecretValue")]
+
+
+def test_each_environment_restored_from_a_snapshot_draws_its_own_randomness() -> None:
+    # given the state a snapshot froze: the random generator and the ULID generator of init
+    random.seed(1234)
+    frozen_random = random.getstate()
+    frozen_ulids = ulid.default_generator
+
+    # when the runtime runs the after-restore hooks it was given
+    hooks = [hook for hook, *_ in snapshot_restore_py._after_restore_registry]
+    assert warmup.refresh_after_restore in hooks
+    warmup.refresh_after_restore()
+
+    # then retry jitter and id randomness no longer follow the snapshot's sequence
+    assert random.getstate() != frozen_random
+    assert ulid.default_generator is not frozen_ulids
