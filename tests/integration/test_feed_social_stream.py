@@ -18,6 +18,7 @@ from tests.integration.test_feed_stream import FEED_STREAM, TABLE
 from tests.support.apigw import sample
 from tests.support.client import LambdaContext
 from tests.support.fanout import FanoutLine, delete_post, follow, put_post, put_profiles
+from tests.support.tables import create_tables
 from tests.unit import feed_builders
 
 ROUTED = (items.POST, items.FOLLOW, items.LIKE, items.COMMENT)
@@ -25,6 +26,8 @@ ROUTED = (items.POST, items.FOLLOW, items.LIKE, items.COMMENT)
 
 @pytest.fixture
 def feed(aws: None, monkeypatch: pytest.MonkeyPatch) -> CommerceStream:
+    if TABLE not in clients.dynamodb().list_tables()["TableNames"]:
+        create_tables(clients.dynamodb(), only={TABLE})  # the tier's own fixture makes commerce's only
     line = FanoutLine.create()
     monkeypatch.setenv("FEED_TABLE_NAME", TABLE)
     monkeypatch.setenv("FANOUT_QUEUE_URL", line.url)
