@@ -99,7 +99,7 @@ build: $(SAM) $(VENV)/.synced  ## sam build (arm64, as deployed), with bytecode 
 deploy: build  ## sam deploy to ENV=dev|prod (samconfig.toml)
 	$(SAM) deploy --config-env $(or $(ENV),dev)
 
-bench: $(VENV)/.synced node_modules/.installed  ## benchmarks: round trips, consumed capacity, cold start imports (docs/benchmarks.md)
+bench: $(VENV)/.synced node_modules/.installed  ## benchmarks: round trips, capacity, cold start imports, local HTTP rate (docs/benchmarks.md)
 	$(PY) -m bench
 
 sam-setup:  ## podman + a stand-in Lambda image, for sam local on machines without Docker
