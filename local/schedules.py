@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from local.lambdas import Invocation, LocalFunction
+from local.lambdas import Function, Invocation
 
 log = logging.getLogger("local.schedules")
 
@@ -29,7 +29,7 @@ _UNIT_S = {"minute": 60, "hour": 3600, "day": 86400}
 class Schedule:
     """One schedule event of a function."""
 
-    function: LocalFunction
+    function: Function
     name: str
     kind: str  # Schedule (EventBridge rule) or ScheduleV2 (EventBridge Scheduler)
     expression: str
@@ -38,7 +38,7 @@ class Schedule:
     enabled: bool = True
 
     @classmethod
-    def from_event(cls, function: LocalFunction, name: str, kind: str, props: Mapping[str, Any]) -> "Schedule":
+    def from_event(cls, function: Function, name: str, kind: str, props: Mapping[str, Any]) -> "Schedule":
         """From the resolved ``Properties`` of a SAM ``Schedule``/``ScheduleV2`` event."""
         retry_policy = props.get("RetryPolicy") or {}
         state = str(props.get("State", "ENABLED")).upper()

@@ -25,22 +25,40 @@ from local.schedules import Scheduler
 log = logging.getLogger("local.api")
 
 PREFIX = "/__local"
+# API Gateway HTTP API refuses payloads above 10 MB; so does the local one, before reading them.
+MAX_BODY_BYTES = 10 * 1024 * 1024
+# Enough for every client a load test or a fuzzer opens at once (the socketserver default is 5:
+# 7-15 % of connections were reset at 50 concurrent clients). The kernel caps it at somaxconn.
+LISTEN_BACKLOG = 1024
+# A client that stops sending mid-request frees its thread after this long.
+SOCKET_TIMEOUT_S = 60
+# The hosts a browser may call the stack pages by: any other Host header is a page of another site
+# that made its name resolve to 127.0.0.1 (DNS rebinding), and must not read the stack's events.
+_LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
+# Swagger UI's pinned copy (package.json), served by the stack: the page works without internet.
+SWAGGER_UI_DIR = Path(__file__).resolve().parent.parent / "node_modules" / "swagger-ui-dist"
+_SWAGGER_UI_FILES = {"swagger-ui.css": "text/css", "swagger-ui-bundle.js": "text/javascript"}
 _SWAGGER_UI = """<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
   <title>shopfeed API (local)</title>
-  <link rel="stylesheet" href="https://unpkg.com/swagger-ui-dist@5/swagger-ui.css">
+  <link rel="stylesheet" href="/__local/docs/swagger-ui.css">
 </head>
 <body>
   <div id="swagger-ui"></div>
-  <script src="https://unpkg.com/swagger-ui-dist@5/swagger-ui-bundle.js" crossorigin></script>
+  <script src="/__local/docs/swagger-ui-bundle.js"></script>
   <script>
     window.ui = SwaggerUIBundle({url: "/__local/openapi.json", dom_id: "#swagger-ui", persistAuthorization: true});
   </script>
 </body>
 </html>
 """
+
+
+def is_local_host(host: str | None) -> bool:
+    """Whether a Host header names this machine by a loopback name (any port)."""
+    return bool(host) and urlsplit(f"//{host}").hostname in _LOCAL_HOSTS
 
 
 @dataclass
@@ -69,6 +87,8 @@ class LocalPages:
                 return self._openapi()
             if route == "/docs":
                 return HttpResponse(200, [("content-type", "text/html; charset=utf-8")], _SWAGGER_UI.encode())
+            if route.startswith("/docs/") and route.removeprefix("/docs/") in _SWAGGER_UI_FILES:
+                return _swagger_ui_file(route.removeprefix("/docs/"))
             if route == "/issuer/.well-known/openid-configuration":
                 return HttpResponse.json(200, discovery_document(self.issuer))
             if route == "/issuer/.well-known/jwks.json":
@@ -102,11 +122,21 @@ class LocalPages:
         return HttpResponse.json(200, document | {"result": result.payload})
 
 
+def _swagger_ui_file(name: str) -> HttpResponse:
+    path = SWAGGER_UI_DIR / name
+    if not path.is_file():
+        return HttpResponse.json(404, {"message": f"{path} is missing: run `make deps` (npm ci)"})
+    return HttpResponse(
+        200, [("content-type", _SWAGGER_UI_FILES[name]), ("cache-control", "max-age=3600")], path.read_bytes()
+    )
+
+
 class LocalServer(ThreadingHTTPServer):
     """A threading HTTP server whose requests go to the local pages or the API."""
 
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = LISTEN_BACKLOG
 
     def __init__(self, address: tuple[str, int], gateway: ApiGateway, pages: LocalPages) -> None:
         super().__init__(address, _Handler)
@@ -116,45 +146,105 @@ class LocalServer(ThreadingHTTPServer):
     def dispatch(self, request: HttpRequest) -> HttpResponse:
         path = urlsplit(request.target).path
         if path == PREFIX or path.startswith(PREFIX + "/"):
+            host = next((v for k, v in request.headers if k.lower() == "host"), None)
+            if not is_local_host(host):
+                return HttpResponse.json(403, {"message": f"{PREFIX}/ answers only to localhost or 127.0.0.1"})
             return self.pages.handle(request)
         return self.gateway.handle(request)
 
 
+class _BadRequest(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: clients reuse one connection for many requests
+    # Without it each response waits ~40 ms for the client's delayed ACK (Nagle), on every request.
+    disable_nagle_algorithm = True
+    timeout = SOCKET_TIMEOUT_S
     server: LocalServer
 
     def _serve(self) -> None:
         started = time.monotonic()
+        try:
+            body = self._body()
+        except _BadRequest as refusal:
+            # The rest of the request cannot be told from the next one: answer, then close.
+            self.close_connection = True
+            self._send(HttpResponse.json(refusal.status, {"message": str(refusal)}))
+            return
         request = HttpRequest(
             method=self.command,
             target=self.path,
             headers=list(self.headers.items()),
-            body=self._body(),
+            body=body,
             source_ip=self.client_address[0],
         )
         response = self.server.dispatch(request)
         if not request.target.startswith(PREFIX + "/health"):  # readiness probes would drown the log
             elapsed = (time.monotonic() - started) * 1000
             log.info("%s %s %d %.0fms", request.method, request.target, response.status, elapsed)
-        self.send_response(response.status)
-        for name, value in response.headers:
-            self.send_header(name, value)
-        self.send_header("content-length", str(len(response.body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(response.body)
+        self._send(response)
+
+    def _send(self, response: HttpResponse) -> None:
+        # Status line, headers and body in one write: one TCP segment for a small response, where
+        # send_response/send_header/end_headers and a body write make two.
+        reason = self.responses.get(response.status, ("",))[0]
+        lines = [
+            f"{self.protocol_version} {response.status} {reason}",
+            f"server: {self.version_string()}",
+            f"date: {self.date_time_string()}",
+            *(f"{name}: {value}" for name, value in response.headers),
+            f"content-length: {len(response.body)}",
+        ]
+        if self.close_connection:
+            lines.append("connection: close")
+        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1", errors="replace")
+        self.wfile.write(head if self.command == "HEAD" else head + response.body)
 
     def _body(self) -> bytes:
+        """The request body, read no further than its declared size (at most MAX_BODY_BYTES)."""
         if self.headers.get("transfer-encoding", "").lower() == "chunked":
-            chunks = []
-            while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-            while self.rfile.readline().strip():  # trailers
-                pass
-            return b"".join(chunks)
-        return self.rfile.read(int(self.headers.get("content-length") or 0))
+            return self._chunked()
+        declared = self.headers.get_all("content-length") or []
+        if not declared:
+            return b""
+        if len(set(declared)) > 1 or not declared[0].strip().isdigit():
+            raise _BadRequest(400, "invalid Content-Length")
+        length = int(declared[0])
+        if length > MAX_BODY_BYTES:
+            raise _BadRequest(413, "Request Entity Too Large")
+        return self._read(length)
+
+    def _chunked(self) -> bytes:
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            size_text = self.rfile.readline(1024).split(b";")[0].strip()
+            try:
+                size = int(size_text, 16)
+            except ValueError:
+                raise _BadRequest(400, "invalid chunk size") from None
+            if size < 0:
+                raise _BadRequest(400, "invalid chunk size")
+            total += size
+            if total > MAX_BODY_BYTES:
+                raise _BadRequest(413, "Request Entity Too Large")
+            if size == 0:
+                break
+            chunks.append(self._read(size))
+            self.rfile.readline(1024)
+        while self.rfile.readline(8192).strip():  # trailers
+            pass
+        return b"".join(chunks)
+
+    def _read(self, size: int) -> bytes:
+        data = self.rfile.read(size)
+        if len(data) < size:
+            raise _BadRequest(400, "the body is shorter than its Content-Length")
+        return data
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
 

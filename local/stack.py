@@ -23,9 +23,9 @@ from typing import Any
 from local import STATE_DIR, cfn, engines, seed
 from local.auth import AUDIENCE, JwtAuthorizer, SigningKey, issuer_for
 from local.gateway import ApiGateway
-from local.lambdas import LocalFunction
+from local.lambdas import Function, FunctionInitError, FunctionSpec, FunctionWorkers
 from local.provision import Provisioned, function_environment, provision
-from local.queues import QueuePoller, QueueSettings
+from local.queues import QueuePoller, QueueSettings, peek
 from local.schedules import Schedule, Scheduler
 from local.server import LocalPages, LocalServer
 from local.streams import SqsDestination, StreamPoller, StreamSettings
@@ -54,7 +54,7 @@ class Stack:
 
     engines: engines.Engines
     provisioned: Provisioned
-    functions: dict[str, LocalFunction]
+    functions: dict[str, FunctionWorkers]
     unloaded: dict[str, str]  # function -> why it is not running
     server: LocalServer
     pollers: list[Poller]
@@ -63,6 +63,9 @@ class Stack:
     run_schedules: bool
     base_url: str
     threads: list[threading.Thread] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.sqs = self.engines.client("sqs")  # for the queue pages (boto3 clients are thread-safe)
 
     def start(self) -> None:
         self._thread("http", self.server.serve_forever)
@@ -84,18 +87,15 @@ class Stack:
             thread.join(timeout=15)  # an invocation in flight finishes first
             if thread.is_alive():
                 log.warning("%s did not stop in time", thread.name)
+        for function in self.functions.values():
+            function.stop()
 
     def peek_queue(self, logical_id: str) -> list[Any] | None:
-        """Up to ten messages of a template queue, left on it (bodies parsed when JSON); None: no such queue.
-
-        Each peek counts as a receive: on a queue with a redrive policy it moves messages closer to
-        the dead-letter queue.
-        """
+        """Every message of a template queue, left on it (bodies parsed when JSON); None: no such queue."""
         if self.provisioned.kinds.get(logical_id) != "AWS::SQS::Queue":
             return None
         url = self.provisioned.resolver.attributes[(logical_id, "QueueUrl")]
-        page = self.engines.client("sqs").receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=0)
-        return [_json_or_text(m["Body"]) for m in page.get("Messages", [])]
+        return [_json_or_text(m["Body"]) for m in peek(self.sqs, url)]
 
     def describe(self) -> dict[str, Any]:
         """The stack page (``GET /__local/stack``): endpoints, resources, functions, pollers."""
@@ -109,7 +109,11 @@ class Stack:
                 "search": self.engines.search_endpoint,
             },
             "environment": {k: v for k, v in self.engines.environment().items() if k.startswith("AWS_ENDPOINT_URL")},
-            "processes": {"stack": os.getpid(), **self.engines.processes()},
+            "processes": {
+                "stack": os.getpid(),
+                **self.engines.processes(),
+                **{f"{name} worker {n}": pid for name, f in self.functions.items() for n, pid in enumerate(f.pids())},
+            },
             "resources": {
                 logical: {
                     "type": kind,
@@ -120,7 +124,7 @@ class Stack:
                 if kind != "AWS::SecretsManager::Secret"
             },
             "functions": {
-                **{name: {"loaded": True} for name in self.functions},
+                **{name: {"loaded": True, **vars(f.stats)} for name, f in self.functions.items()},
                 **{name: {"loaded": False, "reason": reason} for name, reason in self.unloaded.items()},
             },
             "pollers": [
@@ -140,7 +144,9 @@ def build(args: argparse.Namespace, running: engines.Engines, stop: threading.Ev
     provisioned = provision(template, running, args.state_dir, parameters)
     resolver = provisioned.resolver
 
-    functions, unloaded = _load_functions(template, provisioned)
+    specs, unloaded = _function_specs(template, provisioned, running)
+    functions, failed = _start_functions(specs, dict(args.workers_of), args.workers)
+    unloaded |= failed
     routes = cfn.http_api_routes(template)
     signing_key = SigningKey.load_or_create(args.state_dir)
     gateway = ApiGateway(
@@ -152,15 +158,20 @@ def build(args: argparse.Namespace, running: engines.Engines, stop: threading.Ev
     schedules: list[Schedule] = []
     for name, function in functions.items():
         for event_name, event in (cfn.function_properties(name, template).get("Events") or {}).items():
-            props = resolver.resolve(event.get("Properties") or {})
             kind = event["Type"]
+            if kind == "HttpApi":
+                continue  # the gateway's routes
+            try:
+                props = resolver.resolve(event.get("Properties") or {})
+            except cfn.UnresolvedReference as error:
+                raise cfn.UnresolvedReference(f"{name}, event {event_name}: {error}") from None
             if kind == "DynamoDB":
                 pollers.append(_stream_poller(function, props, provisioned, running, stop))
             elif kind == "SQS":
                 pollers.append(_queue_poller(function, props, provisioned, running, stop))
             elif kind in ("Schedule", "ScheduleV2"):
                 schedules.append(Schedule.from_event(function, event_name, kind, props))
-            elif kind != "HttpApi":
+            else:
                 log.warning("%s: %s events (%s) are not run locally", name, kind, event_name)
 
     base_url = f"http://127.0.0.1:{args.port}"
@@ -181,61 +192,77 @@ def _json_or_text(body: str) -> Any:
         return body
 
 
-def _load_functions(
-    template: Mapping[str, Any], provisioned: Provisioned
-) -> tuple[dict[str, LocalFunction], dict[str, str]]:
-    resolver = provisioned.resolver
-    names = [
-        name
-        for name, resource in template["Resources"].items()
-        if resource["Type"] == "AWS::Serverless::Function"
-        and ("Condition" not in resource or resolver.condition(resource["Condition"]))
-    ]
-    properties = {name: cfn.function_properties(name, template) for name in names}
-    environment: dict[str, str] = {}
-    owners: dict[str, str] = {}
-    for name in names:
-        for variable, value in function_environment(provisioned, properties[name]).items():
-            if variable in environment and environment[variable] != value:
-                # One process hosts every function, so they share one environment.
-                raise SystemExit(
-                    f"{owners[variable]} and {name} set {variable} to different values; the local stack "
-                    "runs every function in one process and cannot give them both"
-                )
-            environment[variable], owners[variable] = value, name
-    os.environ.update(environment)
+# What a function's environment holds besides the template's variables and the runtime's own: the
+# engines' endpoints and credentials (engines.environment()) and these few of the stack's.
+_PASSED_VARIABLES = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")
+_FUNCTION_PROPERTIES = ("Runtime", "Handler", "CodeUri", "Timeout", "MemorySize")
 
-    functions: dict[str, LocalFunction] = {}
+
+def _function_specs(
+    template: Mapping[str, Any], provisioned: Provisioned, running: engines.Engines
+) -> tuple[dict[str, FunctionSpec], dict[str, str]]:
+    """Each function's code, handler, settings and exact environment; and why the others cannot run."""
+    resolver = provisioned.resolver
+    base = {k: os.environ[k] for k in _PASSED_VARIABLES if k in os.environ} | running.environment()
+    specs: dict[str, FunctionSpec] = {}
     unloaded: dict[str, str] = {}
-    for name in names:
-        props = resolver.resolve(properties[name])
-        for layer in props.get("Layers") or ():
-            _add_layer(template, layer)
+    for name, resource in template["Resources"].items():
+        if resource["Type"] != "AWS::Serverless::Function":
+            continue
+        if "Condition" in resource and not resolver.condition(resource["Condition"]):
+            continue
+        properties = cfn.function_properties(name, template)
+        try:
+            props = resolver.resolve_keys(properties, _FUNCTION_PROPERTIES)
+            environment = function_environment(provisioned, properties)
+        except cfn.UnresolvedReference as error:
+            raise cfn.UnresolvedReference(f"{name}: {error}") from None
         if not str(props.get("Runtime", "")).startswith("python"):
             unloaded[name] = f"runtime {props.get('Runtime')} is not run locally"
             continue
+        specs[name] = FunctionSpec(
+            name=name,
+            code_dir=cfn.ROOT / props["CodeUri"],
+            handler=props["Handler"],
+            environment=base | environment,
+            layers=tuple(_layers(template, properties.get("Layers") or ())),
+            timeout_s=float(props.get("Timeout", 3)),
+            memory_mb=int(props.get("MemorySize", 128)),
+            region=engines.REGION,
+        )
+    return specs, unloaded
+
+
+def _start_functions(
+    specs: Mapping[str, FunctionSpec], workers: Mapping[str, int], default_workers: int
+) -> tuple[dict[str, FunctionWorkers], dict[str, str]]:
+    """One warm worker per function, started side by side (each imports its handler once)."""
+    pools = {name: FunctionWorkers(spec, workers.get(name, default_workers)) for name, spec in specs.items()}
+    failures: dict[str, str] = {}
+
+    def start(pool: FunctionWorkers) -> None:
         try:
-            functions[name] = LocalFunction.load(
-                name,
-                cfn.ROOT / props["CodeUri"],
-                props["Handler"],
-                timeout_s=float(props.get("Timeout", 3)),
-                memory_mb=int(props.get("MemorySize", 128)),
-                region=engines.REGION,
-            )
-        except (FileNotFoundError, ImportError) as error:
-            unloaded[name] = str(error)
-            log.warning("%s is not loaded: %s", name, error)
-    return functions, unloaded
+            pool.start()
+        except FunctionInitError as error:
+            failures[pool.name] = str(error)
+            log.warning("%s is not loaded: %s", pool.name, error)
+
+    threads = [threading.Thread(target=start, args=(pool,), name=f"init {pool.name}") for pool in pools.values()]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return {name: pool for name, pool in pools.items() if name not in failures}, failures
 
 
-def _add_layer(template: Mapping[str, Any], layer: str) -> None:
+def _layers(template: Mapping[str, Any], layers: Any) -> list[Path]:
     # Lambda puts a Python layer's content on sys.path (/opt/python); locally that is its ContentUri.
-    resource = template["Resources"].get(layer) or {}
-    if resource.get("Type") == "AWS::Serverless::LayerVersion":
-        path = str(cfn.ROOT / resource["Properties"]["ContentUri"])
-        if path not in sys.path:
-            sys.path.insert(0, path)
+    paths = []
+    for layer in layers:
+        resource = template["Resources"].get(layer.get("Ref") if isinstance(layer, dict) else layer) or {}
+        if resource.get("Type") == "AWS::Serverless::LayerVersion":
+            paths.append(cfn.ROOT / resource["Properties"]["ContentUri"])
+    return paths
 
 
 def _authorizers(template: Mapping[str, Any], resolver: cfn.Resolver, key: SigningKey) -> dict[str, JwtAuthorizer]:
@@ -259,7 +286,7 @@ def _authorizers(template: Mapping[str, Any], resolver: cfn.Resolver, key: Signi
 
 
 def _stream_poller(
-    function: LocalFunction,
+    function: Function,
     props: Mapping[str, Any],
     provisioned: Provisioned,
     running: engines.Engines,
@@ -288,7 +315,7 @@ def _stream_poller(
 
 
 def _queue_poller(
-    function: LocalFunction,
+    function: Function,
     props: Mapping[str, Any],
     provisioned: Provisioned,
     running: engines.Engines,
@@ -371,6 +398,21 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-search", dest="search", action="store_false", help="do not start the search engine")
     parser.add_argument("--schedules", action="store_true", help="also run rate(...) schedules on their rate")
     parser.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        help="worker processes per function: invocations it runs at once, like reserved concurrency (2)",
+    )
+    parser.add_argument(
+        "--function-workers",
+        dest="workers_of",
+        action="append",
+        default=[],
+        type=lambda text: (text.split("=", 1)[0], int(text.split("=", 1)[1])),
+        metavar="FUNCTION=N",
+        help="worker processes of one function (repeatable), e.g. CommerceApiFunction=4",
+    )
+    parser.add_argument(
         "--parameter",
         action="append",
         default=[],
@@ -431,7 +473,7 @@ def main(argv: list[str] | None = None) -> int:
                 break
     except KeyboardInterrupt:
         pass
-    except seed.SeedFailed as error:
+    except (seed.SeedFailed, cfn.UnresolvedReference) as error:
         log.error("%s", error)
         exit_code = 1
     finally:

@@ -34,7 +34,7 @@ from typing import Any, Protocol
 from botocore.exceptions import BotoCoreError, ClientError
 
 from local.filtering import FilterPattern, filter_patterns, passes
-from local.lambdas import Invocation, LocalFunction
+from local.lambdas import Function, Invocation
 
 log = logging.getLogger("local.streams")
 
@@ -131,7 +131,7 @@ class StreamPoller:
     def __init__(
         self,
         *,
-        function: LocalFunction,
+        function: Function,
         stream_arn: str,
         settings: StreamSettings,
         streams: Any,

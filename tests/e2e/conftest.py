@@ -8,6 +8,7 @@ of its child processes (DynamoDB Local, moto, osmem) outlived it.
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -44,8 +45,9 @@ class LocalStack:
     def issuer(self) -> str:
         return issuer_for(int(self.url.rsplit(":", 1)[1]))
 
-    def token(self, sub: str, *groups: str) -> str:
-        return SigningKey.load_or_create(self.state_dir).mint(self.issuer, sub, groups)
+    def token(self, sub: str, *groups: str, **claims: Any) -> str:
+        """A token of the stack's issuer; ``claims`` adds any (``email``, ``email_verified``)."""
+        return SigningKey.load_or_create(self.state_dir).mint(self.issuer, sub, groups, **claims)
 
     def page(self) -> dict[str, Any]:
         return dict(self.http.get(f"{self.url}/__local/stack", timeout=10).json())
@@ -166,7 +168,7 @@ def _stop(stack: LocalStack) -> int:
         return -9
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -183,9 +185,26 @@ def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack
     code = _stop(stack)
     assert code == 0, f"the local stack exited with {code}:\n{stack.log_tail()}"
     deadline = time.monotonic() + 10
-    while (orphans := [n for n, pid in children.items() if _alive(pid)]) and time.monotonic() < deadline:
+    while (orphans := [n for n, pid in children.items() if alive(pid)]) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not orphans, f"still running after the stack stopped: {orphans}"
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Debian's Chromium for headless rendering, installed with apt-get where missing (a fresh CI machine)."""
+    if found := shutil.which("chromium"):
+        return found
+    root = [] if os.geteuid() == 0 else ["sudo", "-n"]
+    install = [*root, "apt-get", "-o", "DPkg::Lock::Timeout=600", "install", "-y", "--no-install-recommends"]
+    environment = os.environ | {"DEBIAN_FRONTEND": "noninteractive"}
+    if subprocess.run([*install, "chromium"], env=environment, capture_output=True, check=False).returncode:
+        # A machine whose package lists were never fetched knows no chromium yet.
+        subprocess.run([*root, "apt-get", "update"], env=environment, capture_output=True, check=True)
+        subprocess.run([*install, "chromium"], env=environment, capture_output=True, check=True)
+    found = shutil.which("chromium")
+    assert found, "apt-get installed chromium, but it is not on PATH"
+    return found
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,11 @@
 """What `make dev` promises besides the API's own behaviour: auth at the edge, seed data, local pages."""
 
+import json
+import re
 import subprocess
 import sys
 import time
+import uuid
 from typing import Any
 
 import pytest
@@ -111,3 +114,45 @@ def test_the_queue_page_shows_the_events_a_queue_holds(customer: Client, product
     # then it is there, and left there for its subscriber
     assert [m["detail-type"] for m in mine] == ["OrderPlaced"]
     assert customer.get("/__local/queues/NoSuchQueue").status_code == 404
+
+
+def test_swagger_ui_renders_the_apis_operations_in_a_browser_without_internet(
+    local_stack: LocalStack, anonymous: Client, chromium: str
+) -> None:
+    # given the API's operations, and a headless browser for which no host but this machine resolves
+    paths = anonymous.get("/__local/openapi.json").json()["paths"]
+    command = [
+        chromium,
+        "--headless",
+        "--no-sandbox",  # as root in a container, Chromium's sandbox cannot start
+        "--disable-gpu",
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+        "--virtual-time-budget=20000",  # run the page's scripts and fetches to completion first
+        "--dump-dom",
+        f"{local_stack.url}/__local/docs",
+    ]
+
+    # when the docs page is rendered
+    dom = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True).stdout
+
+    # then every operation of the API is on the page
+    rendered = set(re.findall(r'data-path="([^"]+)"', dom))
+    assert rendered == set(paths), dom[:2000]
+
+
+def test_the_queue_page_shows_every_message_not_only_the_first_ten(local_stack: LocalStack, anonymous: Client) -> None:
+    # given more messages on a queue than one receive returns (shaped like the events the tests wait for)
+    sqs = local_stack.aws("sqs")
+    url = local_stack.page()["resources"]["OrderEventsQueue"]["QueueUrl"]
+    probe = f"probe-{uuid.uuid4().hex[:8]}"
+    sent = [f"{probe}-{n:02d}" for n in range(15)]
+    for order_id in sent:
+        body = {"detail-type": "QueuePageProbe", "detail": {"data": {"order_id": order_id}}}
+        sqs.send_message(QueueUrl=url, MessageBody=json.dumps(body))
+
+    # when the queue page is read
+    messages = anonymous.get("/__local/queues/OrderEventsQueue").json()["messages"]
+
+    # then every one of them is shown
+    shown = [m["detail"]["data"]["order_id"] for m in messages if m.get("detail-type") == "QueuePageProbe"]
+    assert sorted(o for o in shown if o.startswith(probe)) == sent

@@ -178,21 +178,10 @@ def test_an_unknown_route_answers_404_problem(commerce_api: ApiClient, method: s
     assert answer.json["type"].endswith("/no-route")
 
 
-def test_malformed_json_answers_422_problem_locating_the_body_and_writes_nothing(commerce_api: ApiClient) -> None:
-    # when
-    answer = commerce_api.post("/orders", raw_body='{"lines": [', headers=idempotency_key())
-
-    # then
-    assert_problem(answer, 422)
-    assert [(error["loc"][0], error["type"]) for error in answer.json["errors"]] == [("body", "json_invalid")]
-    assert table_items() == []
-
-
 @pytest.mark.parametrize(
     ("raw_body", "expected_loc"),
     [
         pytest.param(None, ["body"], id="no body"),
-        pytest.param("[]", ["body"], id="not an object"),
         pytest.param('{"lines": "many"}', ["body", "lines"], id="wrong type"),
     ],
 )

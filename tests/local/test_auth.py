@@ -129,3 +129,24 @@ def test_the_signing_key_is_made_once_and_reused(tmp_path: Path) -> None:
     # then it is the same key, readable by its owner only
     assert second.kid == first.kid
     assert (tmp_path / "jwt-signing-key.pem").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_token_accepted_before_is_refused_once_it_expires(
+    authorizer: JwtAuthorizer, key: SigningKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a token the authorizer accepted (and remembers as verified)
+    token = key.mint(ISSUER, "U100", lifetime_s=60)
+    assert authorizer.authorize(bearer(token)).claims["sub"] == "U100"
+
+    # when it is presented again after its expiry
+    later = time.time() + 61
+    monkeypatch.setattr(time, "time", lambda: later)
+
+    # then it is refused, as the first check would have
+    assert refusal(authorizer, bearer(token)) == "the token has expired"
+
+
+def test_a_token_not_yet_valid_when_first_seen_is_refused(authorizer: JwtAuthorizer, key: SigningKey) -> None:
+    token = key.mint(ISSUER, "U100", nbf=int(time.time()) + 600)
+    assert refusal(authorizer, bearer(token)) == "the token is not valid yet"
+    assert refusal(authorizer, bearer(token)) == "the token is not valid yet"

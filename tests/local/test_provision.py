@@ -1,8 +1,10 @@
 """Local resources come from template.yaml itself, against a moto server like the one the stack runs."""
 
+import copy
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -79,29 +81,112 @@ def test_queues_get_their_logical_ids_as_names(provisioned: Provisioned) -> None
     assert provisioned.queue_url(arn).endswith("/CommerceStreamDLQ")
 
 
-def test_function_environments_resolve_to_local_names_and_a_local_cursor_secret(provisioned: Provisioned) -> None:
-    # when the API and stream functions' environments are resolved
+def test_each_function_gets_exactly_the_variables_its_template_entry_and_globals_declare(
+    provisioned: Provisioned,
+) -> None:
+    template = cfn.load()
+    globals_ = template["Globals"]["Function"]["Environment"]["Variables"]
+    for name, resource in cfn.resources("AWS::Serverless::Function").items():
+        # when a function's environment is resolved
+        environment = function_environment(provisioned, cfn.function_properties(name))
+
+        # then it holds its own variables and the global ones, no other function's
+        own = (resource["Properties"].get("Environment") or {}).get("Variables") or {}
+        assert environment.keys() == own.keys() | globals_.keys(), name
+
     api = function_environment(provisioned, cfn.function_properties("CommerceApiFunction"))
     stream = function_environment(provisioned, cfn.function_properties("CommerceStreamFunction"))
-
-    # then Refs name the local resources, globals apply, and the secret's ARN became its value
     assert api["COMMERCE_TABLE_NAME"] == "CommerceTable"
     assert api["POWERTOOLS_LOG_LEVEL"] == "INFO"
-    assert "CURSOR_SECRET_ARN" not in api
-    assert len(api["CURSOR_SECRET"]) >= 32
     assert stream["EVENT_BUS_NAME"] == "shopfeed-dev"
 
 
-def test_provisioning_again_reuses_what_exists_and_keeps_the_secret(engines: Engines, tmp_path: Path) -> None:
+def test_the_cursor_secret_lives_in_secrets_manager_and_the_function_gets_its_arn(
+    provisioned: Provisioned, engines: Engines
+) -> None:
+    # when the API function's environment is resolved
+    api = function_environment(provisioned, cfn.function_properties("CommerceApiFunction"))
+
+    # then it names the secret by ARN, as in AWS, and Secrets Manager holds a generated value
+    value = engines.client("secretsmanager").get_secret_value(SecretId=api["CURSOR_SECRET_ARN"])["SecretString"]
+    assert api["CURSOR_SECRET_ARN"].startswith("arn:aws:secretsmanager:")
+    assert "CURSOR_SECRET" not in api
+    assert len(value) == 48
+    assert value.isalnum()
+
+
+def test_provisioning_again_reuses_what_exists_and_keeps_the_secret(
+    engines: Engines, moto_server: str, tmp_path: Path
+) -> None:
     # given a first run
     first = provision(cfn.load(), engines, tmp_path, PARAMETERS)
+    secret = _secret(engines, first)
 
-    # when the stack starts again against the same engine and state
+    # when the stack starts again with the same state, against the same engine and then a fresh one
     second = provision(cfn.load(), engines, tmp_path, PARAMETERS)
+    again = _secret(engines, second)
+    requests.post(f"{moto_server}/moto-api/reset", timeout=5).raise_for_status()
+    fresh = _secret(engines, provision(cfn.load(), engines, tmp_path, PARAMETERS))
 
     # then nothing fails and cursors signed before still verify
-    assert second.secret_values == first.secret_values
+    assert again == fresh == secret
     assert (
         second.resolver.attributes[("CommerceTable", "StreamArn")]
         == first.resolver.attributes[("CommerceTable", "StreamArn")]
     )
+
+
+def _secret(engines: Engines, provisioned: Provisioned) -> str:
+    manager = engines.client("secretsmanager")
+    return str(manager.get_secret_value(SecretId=provisioned.resolver.refs["CursorSecret"])["SecretString"])
+
+
+def hardened(template: dict[str, Any]) -> dict[str, Any]:
+    """The template with what production hardening adds: conditions, rules, log groups, alarms, a KMS key."""
+    template = copy.deepcopy(template)
+    template["Conditions"]["IsProd"] = {"Fn::Equals": [{"Ref": "Environment"}, "prod"]}
+    template["Rules"] = {"Audience": {"Assertions": [{"Assert": {"Fn::Not": [{"Condition": "IsProd"}]}}]}}
+    resources = template["Resources"]
+    resources["AlarmTopic"] = {"Type": "AWS::SNS::Topic"}
+    resources["TableKey"] = {"Type": "AWS::KMS::Key", "Condition": "IsProd"}
+    resources["CommerceApiLogGroup"] = {
+        "Type": "AWS::Logs::LogGroup",
+        "Properties": {"LogGroupName": {"Fn::Sub": "/aws/lambda/${CommerceApiFunction}"}, "RetentionInDays": 30},
+    }
+    resources["ApiErrorsAlarm"] = {
+        "Type": "AWS::CloudWatch::Alarm",
+        "Properties": {"AlarmActions": [{"Ref": "AlarmTopic"}], "Threshold": 1},
+    }
+    resources["CommerceTable"]["Properties"]["SSESpecification"] = {
+        "Fn::If": ["IsProd", {"SSEEnabled": True, "KMSMasterKeyId": {"Ref": "TableKey"}}, {"Ref": "AWS::NoValue"}]
+    }
+    resources["CommerceApiFunction"]["Properties"]["ReservedConcurrentExecutions"] = {
+        "Fn::If": ["IsProd", 50, {"Ref": "AWS::NoValue"}]
+    }
+    return template
+
+
+def test_a_template_hardened_for_production_provisions_what_the_stack_emulates(
+    engines: Engines, tmp_path: Path
+) -> None:
+    # when a template with resources the stack does not emulate is provisioned
+    provisioned = provision(hardened(cfn.load()), engines, tmp_path, PARAMETERS)
+
+    # then the emulated ones exist and the others are left out
+    assert provisioned.kinds["CommerceTable"] == "AWS::DynamoDB::Table"
+    assert not {"AlarmTopic", "TableKey", "CommerceApiLogGroup", "ApiErrorsAlarm"} & provisioned.kinds.keys()
+
+
+def test_a_function_variable_naming_what_the_stack_does_not_emulate_is_an_error(
+    engines: Engines, tmp_path: Path
+) -> None:
+    # given a function whose environment refers to the alarm topic
+    template = hardened(cfn.load())
+    template["Resources"]["CommerceApiFunction"]["Properties"]["Environment"]["Variables"]["TOPIC"] = {
+        "Ref": "AlarmTopic"
+    }
+    provisioned = provision(template, engines, tmp_path, PARAMETERS)
+
+    # when its environment is resolved, then the error names the variable, the resource and why
+    with pytest.raises(cfn.UnresolvedReference, match=r"variable TOPIC: Ref AlarmTopic: .* AWS::SNS::Topic"):
+        function_environment(provisioned, cfn.function_properties("CommerceApiFunction", template))

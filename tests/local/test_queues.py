@@ -9,7 +9,7 @@ from aws_lambda_powertools.utilities.parser.models import SqsModel
 
 from local.filtering import filter_patterns
 from local.lambdas import LocalFunction
-from local.queues import QueuePoller, QueueSettings
+from local.queues import QueuePoller, QueueSettings, peek
 
 
 class Jobs:
@@ -120,3 +120,19 @@ def test_filtered_out_messages_are_deleted_without_invoking(jobs: Jobs) -> None:
     # then only the wanted message was delivered, and none is left
     assert jobs.batches == [[json.dumps({"kind": "wanted"})]]
     assert jobs.depth(jobs.url) == 0
+
+
+def test_a_peek_shows_every_message_of_the_queue_and_leaves_them_there(aws: None) -> None:
+    # given a queue holding more messages than one receive returns
+    sqs = boto3.client("sqs")
+    url = sqs.create_queue(QueueName="OrderEvents")["QueueUrl"]
+    bodies = [f"event-{n:02d}" for n in range(25)]
+    for body in bodies:
+        sqs.send_message(QueueUrl=url, MessageBody=body)
+
+    # when it is peeked at twice
+    first, second = peek(sqs, url), peek(sqs, url)
+
+    # then each peek shows all of them, and they stay on the queue for their subscriber
+    assert sorted(m["Body"] for m in first) == bodies
+    assert sorted(m["Body"] for m in second) == bodies

@@ -28,7 +28,8 @@ def _resolved(logical_id: str, **parameters: Any) -> dict[str, Any]:
     properties = RESOURCES[logical_id]["Properties"]
     if RESOURCES[logical_id]["Type"] == "AWS::Serverless::Function":
         properties = cfn.function_properties(logical_id, TEMPLATE)
-    resolved: dict[str, Any] = cfn.Resolver(TEMPLATE, parameters=dict(parameters)).resolve(properties)
+    resolver = cfn.Resolver(TEMPLATE, parameters=dict(parameters), stand_ins=True)
+    resolved: dict[str, Any] = resolver.resolve(properties)
     return resolved
 
 

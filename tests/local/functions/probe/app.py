@@ -1,0 +1,44 @@
+"""A function for the worker tests: the event says what to do, the answer shows what the worker saw.
+
+Like a Powertools handler, it keeps the request in a module attribute while it runs, so two
+requests served by one process at once would answer each other's ids.
+"""
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+WAIT_LIMIT_S = 60  # a rendezvous that never completes fails the invocation instead of hanging it
+CURRENT: dict[str, Any] = {}
+
+
+def _wait_for(condition: Any) -> None:
+    deadline = time.monotonic() + WAIT_LIMIT_S
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the rendezvous did not complete")
+        time.sleep(0.01)
+
+
+def handler(event: dict[str, Any], context: Any) -> Any:
+    CURRENT["request"] = event
+    action = event["do"]
+    if action == "environment":
+        return dict(os.environ)
+    if action == "raise":
+        raise ValueError("told to raise")
+    if action == "exit":
+        os._exit(3)  # as a crash in native code or an out-of-memory kill ends a Lambda environment
+    if action == "sleep":
+        time.sleep(event["seconds"])
+    if action == "stall":
+        # Says it started, then holds its worker until the test releases it.
+        Path(event["started"]).touch()
+        _wait_for(Path(event["release"]).exists)
+    if action == "meet":
+        # Arrives, then waits until every party arrived: they all run at the same time.
+        directory = Path(event["rendezvous"])
+        (directory / event["id"]).touch()
+        _wait_for(lambda: len(list(directory.iterdir())) >= event["parties"])
+    return {"id": CURRENT["request"].get("id"), "pid": os.getpid()}

@@ -1,0 +1,155 @@
+"""The local HTTP server under the load and the inputs a fuzzer or a hostile page sends it."""
+
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from local.auth import SigningKey
+from local.cfn import HttpRoute
+from local.dynamodb_local import free_port
+from local.gateway import ApiGateway
+from local.lambdas import LocalFunction
+from local.schedules import Scheduler
+from local.server import LocalPages, LocalServer
+
+CLIENTS = 50
+ANSWER_TIMEOUT_S = 10  # a bound for a hung server, never reached by a healthy one
+
+
+def echo(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return {"statusCode": 200, "body": json.dumps({"length": len(event.get("body") or "")})}
+
+
+@pytest.fixture
+def local_server(tmp_path: Path) -> Iterator[LocalServer]:
+    """A server bound to a free port with one API route (POST /echo); not serving until a test says so."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    openapi = tmp_path / "openapi.json"
+    openapi.write_text(json.dumps({"openapi": "3.1.0", "paths": {"/echo": {"post": {"operationId": "echo"}}}}))
+    ready = threading.Event()
+    ready.set()
+    key = SigningKey.load_or_create(tmp_path)
+    pages = LocalPages(ready, url, key, lambda: {"api": url}, Scheduler([]), openapi, url)
+    gateway = ApiGateway([HttpRoute("POST", "/echo", "Echo", None)], {"Echo": LocalFunction("Echo", echo).invoke}, {})
+    server = LocalServer(("127.0.0.1", port), gateway, pages)
+    server.started = threading.Event()
+    yield server
+    if server.started.is_set():  # shutdown() waits for a serve_forever that never began otherwise
+        server.shutdown()
+    server.server_close()
+
+
+def serve(server: LocalServer) -> str:
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server.started.set()
+    host, port = server.server_address[:2]
+    return f"http://{host!s}:{port}"
+
+
+@pytest.fixture
+def serving(local_server: LocalServer) -> str:
+    return serve(local_server)
+
+
+def raw_request(server: str, request: bytes) -> bytes:
+    """Sends ``request`` as is and returns what the server answers before closing or going quiet."""
+    host, port = server.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=ANSWER_TIMEOUT_S) as connection:
+        connection.sendall(request)
+        return connection.recv(65536)
+
+
+def test_fifty_clients_connecting_at_once_are_all_queued_and_served(local_server: LocalServer) -> None:
+    # given fifty clients that connect at the same moment, before the server accepts any of them
+    host, port = local_server.server_address[:2]
+
+    def connect(_: int) -> socket.socket:
+        return socket.create_connection((str(host), port), timeout=5)
+
+    with ThreadPoolExecutor(CLIENTS) as pool:
+        connections = list(pool.map(connect, range(CLIENTS)))
+
+    # when the server starts accepting and each sends a request
+    serve(local_server)
+
+    def ask(connection: socket.socket) -> bytes:
+        with connection:
+            connection.settimeout(ANSWER_TIMEOUT_S)
+            connection.sendall(b"GET /__local/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            return connection.recv(4096).split(b"\r\n")[0]
+
+    with ThreadPoolExecutor(CLIENTS) as pool:
+        answers = list(pool.map(ask, connections))
+
+    # then every connection was kept in the listen queue and got its answer
+    assert answers == [b"HTTP/1.1 200 OK"] * CLIENTS
+
+
+@pytest.mark.parametrize("length", ["-1", "abc", "1, 2", "1e3"])
+def test_an_invalid_content_length_is_a_400_at_once(serving: str, length: str) -> None:
+    request = f"POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {length}\r\n\r\n{{}}".encode()
+    assert raw_request(serving, request).startswith(b"HTTP/1.1 400 ")
+
+
+def test_a_body_larger_than_api_gateway_takes_is_refused_before_it_is_read(serving: str) -> None:
+    request = b"POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000000000\r\n\r\n{}"
+    assert raw_request(serving, request).startswith(b"HTTP/1.1 413 ")
+
+
+def test_a_body_shorter_than_its_content_length_is_a_400_once_the_client_stops_sending(serving: str) -> None:
+    host, port = serving.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=ANSWER_TIMEOUT_S) as connection:
+        connection.sendall(b"POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\n\r\n{}")
+        connection.shutdown(socket.SHUT_WR)
+        assert connection.recv(4096).startswith(b"HTTP/1.1 400 ")
+
+
+def test_bodies_are_read_by_content_length_and_by_chunks(serving: str) -> None:
+    with requests.Session() as http:
+        plain = http.post(f"{serving}/echo", data=b"x" * 1000, timeout=ANSWER_TIMEOUT_S)
+        chunked = http.post(f"{serving}/echo", data=iter([b"x" * 600, b"y" * 400]), timeout=ANSWER_TIMEOUT_S)
+    assert (plain.json(), chunked.json()) == ({"length": 1000}, {"length": 1000})
+
+
+def test_an_invalid_chunk_size_is_a_400(serving: str) -> None:
+    request = b"POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n-5\r\nxx\r\n0\r\n\r\n"
+    assert raw_request(serving, request).startswith(b"HTTP/1.1 400 ")
+
+
+@pytest.mark.parametrize("host", ["rebind.example", "127.0.0.1.nip.io", "localhost.rebind.example:3000"])
+def test_the_stack_pages_refuse_a_foreign_host(serving: str, host: str) -> None:
+    # given a page of another site whose name resolves to 127.0.0.1 (DNS rebinding)
+    # when it reads the stack pages
+    response = requests.get(f"{serving}/__local/stack", headers={"Host": host}, timeout=ANSWER_TIMEOUT_S)
+
+    # then the stack refuses, and answers the same request by a local name
+    assert response.status_code == 403
+    assert requests.get(f"{serving}/__local/stack", headers={"Host": "localhost:3000"}, timeout=5).status_code == 200
+
+
+def test_the_api_answers_whatever_the_host(serving: str) -> None:
+    response = requests.post(f"{serving}/echo", headers={"Host": "api.example"}, data="{}", timeout=5)
+    assert response.status_code == 200
+
+
+def test_the_swagger_ui_page_loads_its_scripts_from_the_stack(serving: str) -> None:
+    # when the docs page and what it links to are fetched
+    with requests.Session() as http:
+        page = http.get(f"{serving}/__local/docs", timeout=5).text
+        script = http.get(f"{serving}/__local/docs/swagger-ui-bundle.js", timeout=5)
+        style = http.get(f"{serving}/__local/docs/swagger-ui.css", timeout=5)
+
+    # then nothing comes from another origin, and the pinned copy is served
+    assert "https://" not in page
+    assert "/__local/docs/swagger-ui-bundle.js" in page
+    assert (script.status_code, script.headers["content-type"]) == (200, "text/javascript")
+    assert "SwaggerUIBundle" in script.text
+    assert style.status_code == 200
