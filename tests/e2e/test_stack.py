@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from local.auth import SigningKey, issuer_for
 from local import cfn
+from local.auth import SigningKey, issuer_for
 from local.cfn import ROOT
 from tests.e2e.conftest import EVENT_TIMEOUT_S, Client, LocalStack
 from tests.e2e.test_orders import order_body, place
