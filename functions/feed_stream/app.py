@@ -10,14 +10,17 @@ from typing import Any
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shopfeed.feed import items, stream
-from shopfeed.platform import streams
+from shopfeed.feed import fanout, items, stream
+from shopfeed.feed.settings import FanoutSettings
+from shopfeed.platform import streams, warmup
+from shopfeed.platform.config import settings
 from shopfeed.platform.observability import logger, metrics
 
 ROUTES: dict[str, streams.RecordTypeHandler] = {
     items.POST: stream.count_and_fan_out,
     items.FOLLOW: stream.count_and_fan_out,
 }
+warmup.prime(lambda: fanout.ports(settings(FanoutSettings)))
 
 
 @logger.inject_lambda_context
