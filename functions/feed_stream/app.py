@@ -10,8 +10,10 @@ from typing import Any
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shopfeed.feed import items, social_stream
-from shopfeed.platform import streams
+from shopfeed.feed import fanout, items, social_stream
+from shopfeed.feed.settings import FanoutSettings
+from shopfeed.platform import streams, warmup
+from shopfeed.platform.config import settings
 from shopfeed.platform.observability import logger, metrics
 
 ROUTES: dict[str, streams.RecordTypeHandler] = {
@@ -20,6 +22,7 @@ ROUTES: dict[str, streams.RecordTypeHandler] = {
     items.LIKE: social_stream.handle,
     items.COMMENT: social_stream.handle,
 }
+warmup.prime(lambda: fanout.ports(settings(FanoutSettings)))
 
 
 @logger.inject_lambda_context

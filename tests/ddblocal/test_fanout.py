@@ -19,8 +19,7 @@ from tests.support.calls import dynamodb_calls
 from tests.support.fanout import FanoutLine, follower_ids, put_post, seed_followers
 from tests.unit import feed_builders
 
-# Its own group: with -n 2 the scale test runs beside the other DynamoDB Local tests, on its own engine.
-pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group("ddblocal-fanout")]
+pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group("ddblocal")]
 
 AUDIENCE = 10_000
 

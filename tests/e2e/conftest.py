@@ -45,8 +45,9 @@ class LocalStack:
     def issuer(self) -> str:
         return issuer_for(int(self.url.rsplit(":", 1)[1]))
 
-    def token(self, sub: str, *groups: str) -> str:
-        return SigningKey.load_or_create(self.state_dir).mint(self.issuer, sub, groups)
+    def token(self, sub: str, *groups: str, **claims: Any) -> str:
+        """A token of the stack's issuer; ``claims`` adds any (``email``, ``email_verified``)."""
+        return SigningKey.load_or_create(self.state_dir).mint(self.issuer, sub, groups, **claims)
 
     def page(self) -> dict[str, Any]:
         return dict(self.http.get(f"{self.url}/__local/stack", timeout=10).json())

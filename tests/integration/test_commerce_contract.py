@@ -21,6 +21,7 @@ from shopfeed.platform.config import settings
 from shopfeed.platform.cursors import CursorCodec, signing_key
 from shopfeed.platform.errors import (
     AlreadyExists,
+    EmailInUse,
     IdempotencyKeyReused,
     InvalidCursor,
     NotFound,
@@ -126,15 +127,23 @@ def test_a_second_profile_for_the_same_user_is_refused_as_a_user_conflict(store:
     assert store.get_customer("U100") == customer("U100", email="ada@example.com")
 
 
-def test_an_email_is_unique_across_users_whatever_its_case(store: Commerce) -> None:
+def test_a_verified_email_is_unique_across_users_whatever_its_case(store: Commerce) -> None:
     # given
-    store.add_customer(customer("U100", email="ada@example.com"))
+    store.add_customer(customer("U100", email="ada@example.com", email_verified=True))
     # when
-    with pytest.raises(AlreadyExists) as refused:
-        store.add_customer(customer("U200", email="Ada@Example.com"))
+    with pytest.raises(EmailInUse):
+        store.add_customer(customer("U200", email="Ada@Example.com", email_verified=True))
     # then
-    assert refused.value.kind == "email"
     assert store.get_customer("U200") is None
+
+
+def test_an_unverified_email_takes_no_guard(store: Commerce) -> None:
+    # given
+    store.add_customer(customer("U666", email="ada@example.com"))
+    # when
+    store.add_customer(customer("U100", email="ada@example.com", email_verified=True))
+    # then
+    assert store.get_customer("U100") == customer("U100", email="ada@example.com", email_verified=True)
 
 
 def test_a_customer_update_at_the_read_version_applies_and_bumps_the_version(store: Commerce) -> None:

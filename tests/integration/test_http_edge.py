@@ -1,5 +1,6 @@
 """The HTTP edge of the commerce API: identity, roles, problem+json shape, unknown routes, bad JSON."""
 
+import importlib
 import re
 from typing import Any
 
@@ -28,6 +29,16 @@ ROUTES: list[tuple[str, str, Any, dict[str, Any], dict[str, str]]] = [
     ("GET", "/users/me/orders", None, {}, {}),
     ("GET", "/orders", None, {"status": "Placed", "month": "2026-10"}, {}),
     ("POST", f"/orders/{ORDER_ID}/cancel", None, {}, {}),
+    ("POST", "/posts", {"text": "hello", "tags": ["dynamodb"]}, {}, idempotency_key()),
+    ("GET", f"/posts/{ORDER_ID}", None, {}, {}),
+    ("DELETE", f"/posts/{ORDER_ID}", None, {}, {}),
+    ("GET", "/users/U100/posts", None, {}, {}),
+    ("GET", "/tags/dynamodb/posts", None, {}, {}),
+    ("PUT", "/users/U100/followers/me", None, {}, {}),
+    ("DELETE", "/users/U100/followers/me", None, {}, {}),
+    ("GET", "/users/U100/followers", None, {}, {}),
+    ("GET", "/users/U100/following", None, {}, {}),
+    ("GET", "/feed", None, {}, {}),
 ]
 
 
@@ -70,8 +81,9 @@ def assert_problem(answer: Answer, status: int) -> None:
 def test_every_route_answers_401_without_identity_and_writes_nothing(
     commerce_api: ApiClient, route: tuple[str, str, Any, dict[str, Any], dict[str, str]]
 ) -> None:
-    # given
-    anonymous = commerce_api.as_user(None)
+    # given: the function template.yaml routes the request to
+    handler = importlib.import_module(cfn.handler_module(cfn.function_for(route[0], route[1]))).lambda_handler
+    anonymous = ApiClient(handler, None)
 
     # when
     answer = send(anonymous, *route)
@@ -178,21 +190,10 @@ def test_an_unknown_route_answers_404_problem(commerce_api: ApiClient, method: s
     assert answer.json["type"].endswith("/no-route")
 
 
-def test_malformed_json_answers_422_problem_locating_the_body_and_writes_nothing(commerce_api: ApiClient) -> None:
-    # when
-    answer = commerce_api.post("/orders", raw_body='{"lines": [', headers=idempotency_key())
-
-    # then
-    assert_problem(answer, 422)
-    assert [(error["loc"][0], error["type"]) for error in answer.json["errors"]] == [("body", "json_invalid")]
-    assert table_items() == []
-
-
 @pytest.mark.parametrize(
     ("raw_body", "expected_loc"),
     [
         pytest.param(None, ["body"], id="no body"),
-        pytest.param("[]", ["body"], id="not an object"),
         pytest.param('{"lines": "many"}', ["body", "lines"], id="wrong type"),
     ],
 )

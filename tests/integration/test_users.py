@@ -8,13 +8,15 @@ from tests.support.factories import if_match, register_user, user_body
 from tests.support.tables import table_items
 
 
-def test_register_creates_both_halves_of_me_and_their_guards_in_one_transaction(commerce_api: ApiClient) -> None:
+def test_register_creates_both_halves_of_me_and_their_guards_in_one_transaction(
+    commerce_api: ApiClient,
+) -> None:
     # given
-    body = user_body(email="Ada@Example.com", name="Ada") | {"handle": "Ada_L", "bio": "Engines."}
+    ada = commerce_api.as_user("U100", verified_email="Ada@Example.com")
 
     # when
     with dynamodb_calls() as calls:
-        answer = commerce_api.post("/users", body)
+        answer = ada.post("/users", {"name": "Ada", "handle": "Ada_L", "bio": "Engines."})
 
     # then
     assert answer.status == 201
@@ -69,20 +71,49 @@ def test_register_rejects_a_second_registration_of_the_same_user(commerce_api: A
     assert table_items() == before
 
 
-def test_register_rejects_an_email_taken_by_another_user_whatever_its_case(commerce_api: ApiClient) -> None:
+def test_register_rejects_a_verified_email_taken_by_another_user_whatever_its_case_naming_no_one(
+    commerce_api: ApiClient,
+) -> None:
     # given
-    register_user(commerce_api, email="ada@example.com")
+    commerce_api.as_user("U100", verified_email="ada@example.com").post("/users", {"name": "Ada"})
     before = table_items()
 
     # when
-    answer = commerce_api.as_user("U200").post("/users", user_body(email="ADA@example.com"))
+    answer = commerce_api.as_user("U200", verified_email="ADA@example.com").post("/users", {"name": "Ada"})
 
     # then
     assert answer.status == 409
     assert answer.content_type == "application/problem+json"
-    assert answer.json["resource"] == "email"
+    assert {k: v for k, v in answer.json.items() if k not in ("type", "title", "status", "detail")} == {
+        "resource": "email"
+    }
+    assert "U100" not in answer.text
     assert table_items() == before
     assert commerce_api.get("/users/U200").status == 404
+
+
+def test_an_address_written_in_the_body_cannot_keep_its_verified_owner_out(commerce_api: ApiClient) -> None:
+    # given: a squatter's token has no verified email; he writes Ada's address in the body
+    squatter = commerce_api.as_user("U666").post("/users", user_body(email="ada@example.com"))
+
+    # when: Ada registers with the address her issuer verified
+    ada = commerce_api.as_user("U100", verified_email="ada@example.com").post("/users", {"name": "Ada"})
+
+    # then
+    assert (squatter.status, ada.status) == (201, 201)
+    assert ada.json["email"] == "ada@example.com"
+    assert [i["entity_type"] for i in table_items() if i["entity_type"] == items.EMAIL_GUARD] == [items.EMAIL_GUARD]
+
+
+def test_register_refuses_a_body_address_other_than_the_verified_one(commerce_api: ApiClient) -> None:
+    # when
+    answer = commerce_api.as_user("U100", verified_email="ada@example.com").post(
+        "/users", user_body(email="someone@example.com")
+    )
+
+    # then
+    assert answer.status == 422
+    assert table_items() == []
 
 
 def test_register_rejects_a_malformed_body_with_field_locations_and_writes_nothing(
@@ -99,7 +130,7 @@ def test_register_rejects_a_malformed_body_with_field_locations_and_writes_nothi
     assert table_items() == []
 
 
-def test_get_user_shows_me_both_halves_and_the_etag_with_one_strong_batch_read(commerce_api: ApiClient) -> None:
+def test_get_user_shows_me_my_private_fields_and_etag_with_one_strong_read(commerce_api: ApiClient) -> None:
     # given
     me = register_user(commerce_api, email="ada@example.com")
 
@@ -162,21 +193,21 @@ def test_get_user_answers_404_problem_for_an_unknown_user(commerce_api: ApiClien
     assert answer.json["id"] == "U404"
 
 
-def test_update_me_with_the_current_etag_changes_both_halves_and_the_etag(commerce_api: ApiClient) -> None:
+def test_update_me_with_the_current_etag_changes_the_profile_and_the_etag(commerce_api: ApiClient) -> None:
     # given
     register_user(commerce_api, name="Ada")
     etag = commerce_api.get("/users/me").headers["ETag"]
 
     # when
     with dynamodb_calls() as calls:
-        answer = commerce_api.patch("/users/me", {"name": "Ada King", "bio": "Notes."}, headers=if_match(etag))
+        answer = commerce_api.patch("/users/me", {"name": "Ada King"}, headers=if_match(etag))
 
     # then
     assert answer.status == 200
-    assert (answer.json["name"], answer.json["bio"]) == ("Ada King", "Notes.")
+    assert answer.json["name"] == "Ada King"
     assert answer.headers["ETag"] == '"2"'
-    assert calls.operations == ["TransactWriteItems", "BatchGetItem"]
-    assert commerce_api.get("/users/me").json == answer.json
+    assert calls.operations == ["TransactWriteItems", "BatchGetItem"]  # both halves, then read back
+    assert commerce_api.get("/users/me").json["name"] == "Ada King"
 
 
 def test_update_me_without_if_match_answers_428_and_changes_nothing(commerce_api: ApiClient) -> None:

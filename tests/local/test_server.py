@@ -153,3 +153,11 @@ def test_the_swagger_ui_page_loads_its_scripts_from_the_stack(serving: str) -> N
     assert (script.status_code, script.headers["content-type"]) == (200, "text/javascript")
     assert "SwaggerUIBundle" in script.text
     assert style.status_code == 200
+
+
+@pytest.mark.parametrize("method", ["TRACE", "CONNECT"])
+def test_a_method_with_no_route_is_the_gateways_404_not_a_5xx(serving: str, method: str) -> None:
+    # when
+    answer = requests.request(method, f"{serving}/echo", timeout=ANSWER_TIMEOUT_S)
+    # then
+    assert answer.status_code == 404

@@ -17,11 +17,13 @@ def sample(name: str) -> dict[str, Any]:
     return event
 
 
-def claims_for(sub: str | None, groups: tuple[str, ...] = ()) -> dict[str, Any] | None:
+def claims_for(sub: str | None, groups: tuple[str, ...] = (), email: str | None = None) -> dict[str, Any] | None:
+    """Claims as HTTP API's JWT authorizer passes them to Lambda: every value a string, arrays one
+    bracketed string. ``email`` is sent as verified (an ID token of an issuer that checked it)."""
     if sub is None:
         return None
-    # As HTTP API's JWT authorizer passes array claims to Lambda: one bracketed string.
-    return {"sub": sub, "cognito:groups": "[" + " ".join(groups) + "]"}
+    verified = {"email": email, "email_verified": "true"} if email else {}
+    return {"sub": sub, "cognito:groups": "[" + " ".join(groups) + "]", **verified}
 
 
 def http_event(
@@ -33,6 +35,7 @@ def http_event(
     query: dict[str, Any] | None = None,
     claims: dict[str, Any] | None = None,
     raw_body: str | None = None,
+    base64_encoded: bool = False,
 ) -> dict[str, Any]:
     event = copy.deepcopy(sample("api/place_order.json"))
     query = {k: v for k, v in (query or {}).items() if v is not None}
@@ -44,8 +47,9 @@ def http_event(
         k.lower(): v for k, v in (headers or {}).items()
     }
     if body is not None or raw_body is not None:
-        event["headers"]["content-type"] = "application/json"
+        event["headers"].setdefault("content-type", "application/json")
     event["body"] = raw_body if raw_body is not None else (json.dumps(body) if body is not None else None)
+    event["isBase64Encoded"] = base64_encoded
     context = event["requestContext"]
     context["http"]["method"] = method
     context["http"]["path"] = path

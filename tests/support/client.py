@@ -43,15 +43,15 @@ class ApiClient:
     sub: str | None = "U100"
     groups: tuple[str, ...] = ()
     default_headers: dict[str, str] = field(default_factory=dict)
+    verified_email: str | None = None
 
-    def as_user(self, sub: str | None, *groups: str) -> "ApiClient":
-        return ApiClient(self.handler, sub, groups, dict(self.default_headers))
+    def as_user(self, sub: str | None, *groups: str, verified_email: str | None = None) -> "ApiClient":
+        return ApiClient(self.handler, sub, groups, dict(self.default_headers), verified_email)
 
     def request(self, method: str, path: str, body: Any = None, **options: Any) -> Answer:
         headers = self.default_headers | (options.pop("headers", None) or {})
-        event = http_event(
-            method, path, body=body, headers=headers, claims=claims_for(self.sub, self.groups), **options
-        )
+        claims = claims_for(self.sub, self.groups, self.verified_email)
+        event = http_event(method, path, body=body, headers=headers, claims=claims, **options)
         raw = self.handler(event, LambdaContext())
         headers = dict(raw.get("headers") or {})
         for name, values in (raw.get("multiValueHeaders") or {}).items():

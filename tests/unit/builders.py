@@ -21,11 +21,14 @@ def euros(amount: int) -> Money:
     return Money(amount=amount, currency="EUR")
 
 
-def customer(user_id: str = "U100", email: str | None = None, name: str = "Ada Lovelace") -> Customer:
+def customer(
+    user_id: str = "U100", email: str | None = None, name: str = "Ada Lovelace", *, email_verified: bool = False
+) -> Customer:
     at = iso(EARLIER)
     return Customer(
         user_id=user_id,
         email=email or f"{user_id.lower()}@example.com",
+        email_verified=email_verified,
         name=name,
         created_at=at,
         updated_at=at,

@@ -22,10 +22,13 @@ from shopfeed.commerce.models import (
     Restocked,
 )
 from shopfeed.commerce.repository import ORDER_SNAPSHOT, RESTOCK_SNAPSHOT
+from shopfeed.commerce.types import MAX_STOCK
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.errors import (
     AlreadyExists,
+    EmailInUse,
     IdempotencyKeyReused,
+    InvalidRequest,
     NotFound,
     StaleVersion,
 )
@@ -78,10 +81,11 @@ class InMemoryCommerce:
     def add_customer(self, customer: Customer) -> None:
         if customer.user_id in self._customers:
             raise AlreadyExists("user", customer.user_id)
-        if customer.email.lower() in self._email_owners:
-            raise AlreadyExists("email", customer.email)
+        if customer.email_verified and customer.email.lower() in self._email_owners:
+            raise EmailInUse()
         self._customers[customer.user_id] = customer
-        self._email_owners[customer.email.lower()] = customer.user_id
+        if customer.email_verified:
+            self._email_owners[customer.email.lower()] = customer.user_id
 
     def get_customer(self, user_id: str) -> Customer | None:
         return self._customers.get(user_id)
@@ -129,6 +133,8 @@ class InMemoryCommerce:
         product = self._products.get(product_id)
         if product is None:
             raise NotFound("product", product_id)
+        if product.available + quantity > MAX_STOCK:
+            raise InvalidRequest(f"Restocking {quantity} would pass the maximum stock of {MAX_STOCK}.")
         # Stock moves without a version bump: version guards what editors change, not the counter.
         self._products[product_id] = product.model_copy(update={"available": product.available + quantity})
         self._remember(request, RESTOCK_SNAPSHOT, restocked)

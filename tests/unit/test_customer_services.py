@@ -1,9 +1,11 @@
 """Customer use cases: register, read (private fields for self and admins), update with a version."""
 
+from dataclasses import replace
+
 import pytest
 
 from shopfeed.commerce import services
-from shopfeed.platform.errors import AlreadyExists, NotFound, StaleVersion
+from shopfeed.platform.errors import AlreadyExists, EmailInUse, InvalidRequest, NotFound, StaleVersion
 from shopfeed.platform.identity import Caller
 from tests.unit.fakes import InMemoryCommerce
 
@@ -27,15 +29,41 @@ def test_registering_twice_is_refused(store: InMemoryCommerce, ada: Caller) -> N
     assert refused.value.kind == "user"
 
 
-def test_registering_with_someone_elses_email_is_refused(store: InMemoryCommerce, ada: Caller, bob: Caller) -> None:
+def test_a_verified_email_taken_by_another_account_is_refused_without_naming_it(store: InMemoryCommerce) -> None:
     # given
-    services.register_customer(store, ada, "ada@example.com", "Ada Lovelace")
+    services.register_customer(store, Caller("U100", frozenset(), "ada@example.com"), None, "Ada Lovelace")
     # when
-    with pytest.raises(AlreadyExists) as refused:
-        services.register_customer(store, bob, "ada@example.com", "Bob")
+    with pytest.raises(EmailInUse) as refused:
+        services.register_customer(store, Caller("U200", frozenset(), "ada@example.com"), None, "Ada again")
     # then
-    assert refused.value.kind == "email"
+    assert refused.value.extensions() == {"resource": "email"}
+    assert "U100" not in refused.value.detail
     assert store.get_customer("U200") is None
+
+
+def test_an_unverified_email_claims_nothing(store: InMemoryCommerce, ada: Caller, bob: Caller) -> None:
+    # given: bob writes ada's address in his body; his token carries no verified email
+    squatter = services.register_customer(store, bob, "ada@example.com", "Bob")
+    # when: ada registers with the address her issuer verified
+    owner = services.register_customer(store, replace(ada, verified_email="ada@example.com"), None, "Ada")
+    # then
+    assert (squatter.email_verified, owner.email_verified) == (False, True)
+    assert owner.email == "ada@example.com"
+
+
+def test_the_verified_email_wins_and_another_address_in_the_body_is_refused(store: InMemoryCommerce) -> None:
+    # given
+    ada = Caller("U100", frozenset(), "ada@example.com")
+    # when
+    with pytest.raises(InvalidRequest):
+        services.register_customer(store, ada, "someone@example.com", "Ada")
+    # then
+    assert store.get_customer("U100") is None
+
+
+def test_without_a_verified_email_the_body_must_carry_one(store: InMemoryCommerce, ada: Caller) -> None:
+    with pytest.raises(InvalidRequest):
+        services.register_customer(store, ada, None, "Ada")
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from shopfeed.platform.errors import Forbidden, Unauthenticated
+from shopfeed.platform.errors import Forbidden, Unauthenticated, UnusableSubject
 from shopfeed.platform.identity import ADMIN, OPS, Caller, caller_from_request_context
 
 
@@ -69,3 +69,33 @@ def test_requiring_a_group_the_caller_lacks_is_forbidden() -> None:
         caller.require(ADMIN, "manage the catalog")
     # then
     assert "manage the catalog" in refused.value.detail
+
+
+@pytest.mark.parametrize(
+    "subject",
+    ["auth0|5f7c8ec7c33c6c004bbafe82", "google-oauth2|1234", "Ada Lovelace", "user#42", "Jürgen", "S" * 255],
+)
+def test_any_printable_subject_up_to_255_characters_is_a_user_id(subject: str) -> None:
+    assert caller_from_request_context(context_with({"sub": subject})).user_id == subject
+
+
+@pytest.mark.parametrize("subject", ["S" * 256, "tab\there", "nul\x00", "zero\u200bwidth", "line\u2028sep"])
+def test_a_subject_that_cannot_be_a_user_id_is_refused_with_the_reason(subject: str) -> None:
+    with pytest.raises(UnusableSubject) as refused:
+        caller_from_request_context(context_with({"sub": subject}))
+    assert "cannot be used as a user id" in refused.value.detail
+
+
+@pytest.mark.parametrize(
+    ("claims", "verified"),
+    [
+        pytest.param({"email": "Ada@Example.com", "email_verified": "true"}, "ada@example.com", id="as a string"),
+        pytest.param({"email": "ada@example.com", "email_verified": True}, "ada@example.com", id="as a boolean"),
+        pytest.param({"email": "ada@example.com", "email_verified": "false"}, None, id="not verified"),
+        pytest.param({"email": "ada@example.com"}, None, id="no verification claim"),
+        pytest.param({"email_verified": "true"}, None, id="no email"),
+        pytest.param({"email": "not-an-address", "email_verified": "true"}, None, id="not an address"),
+    ],
+)
+def test_only_an_email_the_issuer_verified_is_the_callers(claims: dict[str, Any], verified: str | None) -> None:
+    assert caller_from_request_context(context_with({"sub": "U100", **claims})).verified_email == verified

@@ -117,3 +117,16 @@ def test_parsers_invert_the_builders() -> None:
 def test_parsers_reject_keys_of_another_entity(parse: Callable[[str], object], foreign: str) -> None:
     with pytest.raises(ValueError, match="not an"):
         parse(foreign)
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [("a#b", "a%23b"), ("a%b", "a%25b"), ("#", "%23"), ("a", "a#"), ("x%2", "x%25"), ("U100", "U100 ")],
+)
+def test_user_keys_of_different_subjects_never_collide(one: str, other: str) -> None:
+    assert keys.user(one) != keys.user(other)
+    assert keys.user_orders_partition(one) != keys.user_orders_partition(other)
+
+
+def test_an_escaped_subject_holds_no_separator() -> None:
+    assert "#" not in keys.user_orders_partition("a#b#PROFILE").removeprefix(keys.USER)

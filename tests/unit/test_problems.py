@@ -88,22 +88,23 @@ def test_a_subclass_of_a_mapped_error_inherits_its_mapping() -> None:
     assert problems.spec_for(MissingOrder("order", "O1")) == PROBLEMS[errors.NotFound]
 
 
-def test_documented_responses_group_errors_by_status_and_always_include_401_and_422() -> None:
+def test_documented_responses_group_errors_by_status_and_always_include_401_403_and_422() -> None:
     # when
     responses = problems.problem_responses(
         errors.NotFound, commerce_errors.UnknownProducts, errors.InvalidRequest, errors.Unauthenticated
     )
     # then
-    assert list(responses) == [200, 401, 404, 422]
+    assert list(responses) == [200, 401, 403, 404, 422]
     assert responses[401]["description"] == "Authentication required"
+    assert responses[403]["description"] == "Unusable token subject"
     assert responses[404]["description"] == "Resource not found; Unknown products"
     assert responses[422]["description"] == "Request validation failed; Invalid request"
-    assert all(list(responses[status]["content"]) == [PROBLEM_JSON] for status in (401, 404, 422))
+    assert all(list(responses[status]["content"]) == [PROBLEM_JSON] for status in (401, 403, 404, 422))
 
 
 def test_documented_responses_name_the_success_status_of_a_create() -> None:
     # when
     responses = problems.problem_responses(errors.AlreadyExists, ok=201)
     # then
-    assert list(responses) == [201, 401, 409, 422]
+    assert list(responses) == [201, 401, 403, 409, 422]
     assert "content" not in responses[201]  # its schema comes from the route's return type

@@ -25,7 +25,7 @@ from shopfeed.feed import keys as feed_keys
 from shopfeed.feed.models import Profile
 from shopfeed.platform import dynamo
 from shopfeed.platform.dynamo import Transaction, Update
-from shopfeed.platform.errors import AlreadyExists, NotFound, StaleVersion
+from shopfeed.platform.errors import AlreadyExists, EmailInUse, NotFound, StaleVersion
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
@@ -42,7 +42,8 @@ class Accounts:
         """Customer, email guard, profile and handle guard: all four or none."""
         transaction = Transaction()
         transaction.add("customer", self._commerce.put_op(commerce_items.customer_item(customer), if_absent=True))
-        transaction.add("email", self._commerce.put_op(commerce_items.email_guard_item(customer), if_absent=True))
+        if customer.email_verified:  # an unverified address claims nothing (see commerce.services.new_customer)
+            transaction.add("email", self._commerce.put_op(commerce_items.email_guard_item(customer), if_absent=True))
         transaction.add("profile", self._feed.put_op(feed_items.profile_item(profile), if_absent=True))
         transaction.add("handle", self._feed.put_op(feed_items.handle_guard_item(profile), if_absent=True))
         try:
@@ -51,7 +52,7 @@ class Accounts:
             if cancelled.failed("customer") or cancelled.failed("profile"):
                 raise AlreadyExists("user", customer.user_id) from cancelled
             if cancelled.failed("email"):
-                raise AlreadyExists("email", customer.email) from cancelled
+                raise EmailInUse() from cancelled
             if cancelled.failed("handle"):
                 raise AlreadyExists("handle", profile.handle) from cancelled
             raise

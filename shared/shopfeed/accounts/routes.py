@@ -14,6 +14,7 @@ from shopfeed.platform.http import CurrentCaller, json_response
 from shopfeed.platform.observability import metrics
 from shopfeed.platform.parameters import IfMatch
 from shopfeed.platform.problems import problem_responses
+from shopfeed.platform.types import UserId
 from shopfeed.platform.versioning import expected_version
 
 router = Router()
@@ -23,7 +24,7 @@ router = Router()
     "/users",
     summary="Register me (the token's subject): customer and social profile, unique email and handle, one transaction",
     status_code=201,
-    responses=problem_responses(errors.AlreadyExists, ok=201),
+    responses=problem_responses(errors.AlreadyExists, errors.EmailInUse, errors.InvalidRequest, ok=201),
     tags=["users"],
 )
 def register(body: RegisterUser, caller: CurrentCaller, users: UsersStore) -> Response[UserView]:
@@ -43,9 +44,7 @@ def register(body: RegisterUser, caller: CurrentCaller, users: UsersStore) -> Re
     responses=problem_responses(errors.NotFound),
     tags=["users"],
 )
-def get_user(
-    user_id: Annotated[str, Path(max_length=128)], caller: CurrentCaller, users: UsersStore
-) -> Response[UserView]:
+def get_user(user_id: Annotated[UserId, Path()], caller: CurrentCaller, users: UsersStore) -> Response[UserView]:
     customer, profile, private = services.read_user(users, caller, caller.user_id if user_id == "me" else user_id)
     return json_response(UserView.of(customer, profile, private), version=customer.version if private else None)
 

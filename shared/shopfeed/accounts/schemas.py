@@ -13,7 +13,10 @@ Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max
 
 
 class RegisterUser(Request):
-    email: Email
+    email: Annotated[
+        Email | None,
+        Field(description="Needed only when the token has no verified email claim; otherwise it must equal it."),
+    ] = None
     name: Name
     handle: Annotated[
         Handle | None, Field(description="Unique, 3-30 of a-z 0-9 _ (case-insensitive); default: one made for you")

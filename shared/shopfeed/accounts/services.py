@@ -4,6 +4,7 @@ import hashlib
 from typing import Any, Protocol
 
 from shopfeed.commerce.models import Customer
+from shopfeed.commerce.services import new_customer
 from shopfeed.feed.models import Profile
 from shopfeed.platform.clock import iso, utc_now
 from shopfeed.platform.errors import NotFound
@@ -33,14 +34,14 @@ def default_handle(user_id: str) -> str:
 def register_user(
     users: Users,
     caller: Caller,
-    email: str,
+    email: str | None,
     name: str,
     handle: str | None = None,
     display_name: str | None = None,
     bio: str = "",
 ) -> tuple[Customer, Profile]:
     now = iso(utc_now())
-    customer = Customer(user_id=caller.user_id, email=email, name=name, created_at=now, updated_at=now, version=1)
+    customer = new_customer(caller, email, name, now)
     profile = Profile(
         user_id=caller.user_id,
         handle=handle or default_handle(caller.user_id),

@@ -54,7 +54,8 @@ def email_guard_item(customer: Customer) -> Item:
 
 
 def customer_from(item: Item) -> Customer:
-    return Customer.model_validate({k: item[k] for k in Customer.model_fields})
+    # Profiles written before email_verified existed lack it (its default applies).
+    return Customer.model_validate({k: item[k] for k in Customer.model_fields if k in item})
 
 
 def product_item(product: Product) -> Item:

@@ -1,7 +1,7 @@
 """Every key format of CommerceTable, in one place. No other module spells a prefix.
 
 Base table (PK / SK):
-    USER#<user_id>          PROFILE                 customer profile
+    USER#<user_id>          PROFILE                 customer profile (user ids escaped: platform.key_parts)
     EMAIL#<email>           GUARD                   unique-email guard (points at the user)
     PRODUCT#<product_id>    META                    product, price and stock
     ORDER#<order_id>        META                    order header
@@ -18,6 +18,7 @@ Indexes (attribute names say which index they feed):
 import hashlib
 from typing import Final
 
+from shopfeed.platform import key_parts
 from shopfeed.platform.dynamo import IndexSpec
 
 USER: Final = "USER#"
@@ -53,12 +54,17 @@ def _shard(ident: str, shards: int) -> int:
     return int.from_bytes(hashlib.sha256(ident.encode()).digest()[:4], "big") % shards
 
 
+def _user_part(user_id: str) -> str:
+    # A user id is a token subject: any printable text, `#` included (see platform.key_parts).
+    return USER + key_parts.escape(user_id)
+
+
 def _index_key(index: IndexSpec, partition: str, sort: str) -> Key:
     return {index.partition_key: partition, index.sort_key: sort}
 
 
 def user(user_id: str) -> Key:
-    return {"PK": USER + user_id, "SK": PROFILE}
+    return {"PK": _user_part(user_id), "SK": PROFILE}
 
 
 def email_guard(email: str) -> Key:
@@ -90,11 +96,11 @@ def order_line(order_id: str, line_no: int) -> Key:
 
 
 def order_by_user(user_id: str, placed_at: str, order_id: str) -> Key:
-    return _index_key(ORDERS_BY_USER, USER + user_id, f"{placed_at}#{order_id}")
+    return _index_key(ORDERS_BY_USER, _user_part(user_id), f"{placed_at}#{order_id}")
 
 
 def user_orders_partition(user_id: str) -> str:
-    return USER + user_id
+    return _user_part(user_id)
 
 
 def order_status_shard(order_id: str) -> int:

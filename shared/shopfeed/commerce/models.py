@@ -17,6 +17,9 @@ MAX_ORDER_LINES: Final = 48
 class Customer(Model):
     user_id: UserId
     email: str
+    # True when the address came from the token's verified `email` claim; only such an address is
+    # guarded as unique (an unverified one claims nothing, so nobody can take someone else's).
+    email_verified: bool = False
     name: str
     created_at: str
     updated_at: str

@@ -22,10 +22,11 @@ from shopfeed.commerce.models import (
     ProductSummary,
     Restocked,
 )
+from shopfeed.commerce.types import MAX_STOCK
 from shopfeed.platform import dynamo, idempotency
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.dynamo import BASE_TABLE, Transaction, Update
-from shopfeed.platform.errors import AlreadyExists, NotFound, StaleVersion
+from shopfeed.platform.errors import AlreadyExists, EmailInUse, InvalidRequest, NotFound, StaleVersion
 from shopfeed.platform.idempotency import Created, IdempotentRequest, Snapshot
 from shopfeed.platform.models import Page
 from shopfeed.platform.outbox import OutboxEvent
@@ -52,17 +53,19 @@ class CommerceRepository:
     # -- customers ---------------------------------------------------------------------------
 
     def add_customer(self, customer: Customer) -> None:
-        """Profile and unique-email guard in one transaction: neither exists without the other."""
+        """Profile and, for a verified address, its unique-email guard in one transaction: neither exists
+        without the other."""
         transaction = Transaction()
         transaction.add("profile", self._table.put_op(items.customer_item(customer), if_absent=True))
-        transaction.add("email", self._table.put_op(items.email_guard_item(customer), if_absent=True))
+        if customer.email_verified:
+            transaction.add("email", self._table.put_op(items.email_guard_item(customer), if_absent=True))
         try:
             self._table.transact(transaction, busy=f"user {customer.user_id}")
         except dynamo.TransactionCancelled as cancelled:
             if cancelled.failed("profile"):
                 raise AlreadyExists("user", customer.user_id) from cancelled
             if cancelled.failed("email"):
-                raise AlreadyExists("email", customer.email) from cancelled
+                raise EmailInUse() from cancelled
             raise
 
     def get_customer(self, user_id: str) -> Customer | None:
@@ -115,7 +118,11 @@ class CommerceRepository:
         transaction.add(
             "product",
             self._table.update_op(
-                keys.product(product_id), Update(add={"available": quantity}), condition=Attr("PK").exists()
+                keys.product(product_id),
+                Update(add={"available": quantity}),
+                # The bound is checked where the sum is made: stock can never pass MAX_STOCK.
+                condition=Attr("PK").exists() & Attr("available").lte(MAX_STOCK - quantity),
+                return_old_on_failure=True,
             ),
         )
         transaction.add(_KEY, idempotency.record_put(self._table.name, request, RESTOCK_SNAPSHOT, restocked, now))
@@ -125,8 +132,13 @@ class CommerceRepository:
             replayed = idempotency.replay(request, cancelled.reason(_KEY), RESTOCK_SNAPSHOT)
             if replayed:
                 return replayed
-            if cancelled.failed("product"):
+            stock = cancelled.reason("product")
+            if stock.failed_condition and stock.item is None:
                 raise NotFound("product", product_id) from cancelled
+            if stock.failed_condition:
+                raise InvalidRequest(
+                    f"Restocking {quantity} would take product {product_id} past the maximum stock of {MAX_STOCK}."
+                ) from cancelled
             raise
         return Created(restocked)
 

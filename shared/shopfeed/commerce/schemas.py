@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, Strict, StringConstraints
 
 from shopfeed.commerce.models import (
     MAX_ORDER_LINES,
@@ -16,8 +16,9 @@ from shopfeed.commerce.models import (
 )
 from shopfeed.commerce.types import ProductId, Quantity, StockLevel
 from shopfeed.platform.models import Request, View
-from shopfeed.platform.types import Money
+from shopfeed.platform.types import JSON_INTEGER, Money
 
+MAX_RESTOCK = 1_000_000
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
 Text = Annotated[str, StringConstraints(max_length=4000)]
 Category = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9\-]*$")]
@@ -40,7 +41,7 @@ class UpdateProduct(Request):
 
 
 class Restock(Request):
-    quantity: Annotated[int, Field(ge=1, le=1_000_000)]
+    quantity: Annotated[int, Strict(), Field(ge=1, le=MAX_RESTOCK), JSON_INTEGER]
 
 
 class OrderLineRequest(Request):

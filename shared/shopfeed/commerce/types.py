@@ -2,8 +2,12 @@
 
 from typing import Annotated
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, Strict, StringConstraints
+
+from shopfeed.platform.types import JSON_INTEGER
 
 ProductId = Annotated[str, StringConstraints(min_length=2, max_length=64, pattern=r"^[A-Z0-9][A-Z0-9\-_]*$")]
-Quantity = Annotated[int, Field(ge=1, le=1000)]
-StockLevel = Annotated[int, Field(ge=0)]
+# DynamoDB numbers hold 38 digits; every stored count is bounded far below, sums included.
+MAX_STOCK = 10**9
+Quantity = Annotated[int, Strict(), Field(ge=1, le=1000), JSON_INTEGER]
+StockLevel = Annotated[int, Strict(), Field(ge=0, le=MAX_STOCK), JSON_INTEGER]

@@ -21,6 +21,13 @@ class Unauthenticated(DomainError):
         super().__init__("A valid bearer token is required.")
 
 
+class UnusableSubject(DomainError):
+    """A verified token whose subject cannot be a user id here (too long, control characters)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"The subject of your token cannot be used as a user id: {reason}.")
+
+
 class Forbidden(DomainError):
     def __init__(self, action: str) -> None:
         super().__init__(f"You are not allowed to {action}.")
@@ -42,6 +49,16 @@ class AlreadyExists(DomainError):
 
     def extensions(self) -> dict[str, object]:
         return {"resource": self.kind, "id": self.ident}
+
+
+class EmailInUse(DomainError):
+    """The caller's verified address belongs to another account: say so, and nothing about that account."""
+
+    def __init__(self) -> None:
+        super().__init__("Your verified email address is already registered to another account.")
+
+    def extensions(self) -> dict[str, object]:
+        return {"resource": "email"}
 
 
 class InvalidRequest(DomainError):
@@ -97,3 +114,15 @@ class Contention(DomainError):
 
     def __init__(self, what: str) -> None:
         super().__init__(f"{what} is busy with concurrent changes; retry the request.")
+
+
+class UnsupportedMediaType(DomainError):
+    def __init__(self) -> None:
+        super().__init__("Send the body as application/json (UTF-8).")
+
+
+class MalformedBody(DomainError):
+    """A body that cannot be read as one JSON object: bad encoding, bad JSON, or JSON of the wrong kind."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"The body cannot be read: {reason}.")

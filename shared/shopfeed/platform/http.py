@@ -1,22 +1,24 @@
 """The HTTP edge shared by every API function: resolver construction, problem+json, caller, headers."""
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.depends import Depends
+from aws_lambda_powertools.event_handler.middlewares.openapi_validation import OpenAPIRequestValidationMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.request import Request
 from pydantic import BaseModel
 
 from shopfeed.platform import problems
-from shopfeed.platform.errors import DomainError, Unauthenticated
+from shopfeed.platform.errors import DomainError, MalformedBody, Unauthenticated, UnsupportedMediaType, UnusableSubject
 from shopfeed.platform.idempotency import REPLAYED_HEADER
 from shopfeed.platform.identity import Caller, caller_from_request_context
 from shopfeed.platform.observability import logger
+from shopfeed.platform.request_body import json_object_body
 from shopfeed.platform.versioning import etag
 
 
@@ -48,21 +50,49 @@ def _no_route(_: Exception) -> Response[Any]:
     return _problem(spec.status, problems.problem_body(spec, "No route matches this method and path."))
 
 
-def build_resolver(*routers: Router) -> APIGatewayHttpResolver:
-    """An HTTP API (payload 2.0) resolver with request validation, problem+json errors and the routers."""
-    app = APIGatewayHttpResolver(enable_validation=True)
+_BODY = "shopfeed.body"
 
-    def authenticated_validation_problem(error: RequestValidationError) -> Response[Any]:
+
+class _RequestGuard(OpenAPIRequestValidationMiddleware):
+    """Powertools' request validation, first in every route's chain, reading the body our one way.
+
+    Every request with a body passes here, whether or not its route takes one: nothing reaches a handler
+    unread. A route's body model then validates the JSON object read here, not Powertools' own parse.
+    """
+
+    def handler(self, app: Any, next_middleware: Any) -> Response[Any]:
+        event = app.current_event
+        app.append_context(
+            **{_BODY: json_object_body(event.headers or {}, event.body, bool(event.get("isBase64Encoded")))}
+        )
+        return super().handler(app, next_middleware)
+
+    def _get_body(self, app: Any) -> dict[str, Any]:
+        body: dict[str, Any] = app.context[_BODY]
+        return body
+
+
+def build_resolver(*routers: Router) -> APIGatewayHttpResolver:
+    """An HTTP API (payload 2.0) resolver with the request guard, validation, problem+json errors and the routers."""
+    app = APIGatewayHttpResolver(enable_validation=True)
+    # Powertools runs this middleware before any other, route dependencies included (no public hook does).
+    app._request_validation_middleware = _RequestGuard()  # type: ignore[no-untyped-call]
+
+    def authenticated[E: Exception](answer: Callable[[E], Response[Any]]) -> Callable[[E], Response[Any]]:
         # Powertools validates the request before it resolves the route's dependencies (current_caller
         # among them). Every route is authenticated, so an anonymous request gets 401, not the schema.
-        try:
-            caller_from_request_context(app.current_event.raw_event.get("requestContext") or {})
-        except Unauthenticated as anonymous:
-            return _domain_problem(anonymous)
-        return _validation_problem(error)
+        def problem(error: E) -> Response[Any]:
+            try:
+                caller_from_request_context(app.current_event.raw_event.get("requestContext") or {})
+            except (Unauthenticated, UnusableSubject) as refused:
+                return _domain_problem(refused)
+            return answer(error)
+
+        return problem
 
     app.exception_handler(DomainError)(_domain_problem)
-    app.exception_handler(RequestValidationError)(authenticated_validation_problem)
+    app.exception_handler([UnsupportedMediaType, MalformedBody])(authenticated(_domain_problem))
+    app.exception_handler(RequestValidationError)(authenticated(_validation_problem))
     app.not_found(_no_route)
     for router in routers:
         app.include_router(router)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from shopfeed.platform import dynamo
+from shopfeed.platform import dynamo, key_parts
 from shopfeed.platform.clock import epoch_seconds, iso
 from shopfeed.platform.errors import IdempotencyKeyReused, MissingIdempotencyKey
 
@@ -103,7 +103,7 @@ def record_put[M: BaseModel](
 ) -> "TransactWriteItemTypeDef":
     """The Put that records the key, with the created value, inside the business transaction."""
     item = {
-        "PK": f"{_PREFIX}{request.user_id}#{request.key}",
+        "PK": f"{_PREFIX}{key_parts.escape(request.user_id)}#{request.key}",
         "SK": _SORT,
         "entity_type": ENTITY_TYPE,
         "fingerprint": request.fingerprint,

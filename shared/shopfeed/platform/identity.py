@@ -4,16 +4,30 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from shopfeed.platform.errors import Forbidden, Unauthenticated
+from shopfeed.platform.errors import Forbidden, Unauthenticated, UnusableSubject
 
 ADMIN = "admin"
 OPS = "ops"
+# OpenID Connect caps `sub` at 255 ASCII characters; other issuers send text (Unicode, spaces, `|`, `#`).
+# Any printable text up to 255 characters is a user id: keys embed it escaped (platform.key_parts),
+# and 255 characters of UTF-8 (at most 1,020 bytes) keep every key that holds it under DynamoDB's limits.
+MAX_SUBJECT_LENGTH = 255
+
+
+def subject_problem(subject: str) -> str | None:
+    """Why a subject cannot be a user id, or None when it can."""
+    if not 1 <= len(subject) <= MAX_SUBJECT_LENGTH:
+        return f"it must be 1 to {MAX_SUBJECT_LENGTH} characters long"
+    if not subject.isprintable():
+        return "it must be printable text (no control or separator characters other than the space)"
+    return None
 
 
 @dataclass(frozen=True)
 class Caller:
     user_id: str
     groups: frozenset[str]
+    verified_email: str | None = None  # the token's `email` claim, when `email_verified` is true
 
     @property
     def is_admin(self) -> bool:
@@ -38,8 +52,17 @@ def _groups(claims: Mapping[str, Any]) -> frozenset[str]:
     return frozenset(part for part in str(raw).strip("[]").replace(",", " ").split() if part)
 
 
+def _verified_email(claims: Mapping[str, Any]) -> str | None:
+    # HTTP API JWT authorizers hand every claim to Lambda as a string: true arrives as "true".
+    if str(claims.get("email_verified", "")).lower() != "true":
+        return None
+    email = str(claims.get("email") or "").strip().lower()
+    return email if 3 <= len(email) <= 254 and "@" in email else None
+
+
 def caller_from_request_context(request_context: Mapping[str, Any]) -> Caller:
-    """The caller of an API Gateway payload-2.0 request; 401 when there are no verified claims.
+    """The caller of an API Gateway payload-2.0 request; 401 without verified claims, 403 for a subject
+    that cannot be a user id.
 
     API Gateway rejects anonymous requests before Lambda runs, but the function must not depend on
     that: a route wired without the authorizer would otherwise serve everyone.
@@ -48,4 +71,7 @@ def caller_from_request_context(request_context: Mapping[str, Any]) -> Caller:
     subject = claims.get("sub")
     if not subject:
         raise Unauthenticated()
-    return Caller(user_id=str(subject), groups=_groups(claims))
+    problem = subject_problem(str(subject))
+    if problem:
+        raise UnusableSubject(problem)
+    return Caller(user_id=str(subject), groups=_groups(claims), verified_email=_verified_email(claims))

@@ -28,8 +28,10 @@ class ProblemSpec:
 PROBLEMS: dict[type[errors.DomainError], ProblemSpec] = {
     errors.Unauthenticated: ProblemSpec(HTTPStatus.UNAUTHORIZED, "unauthenticated", "Authentication required"),
     errors.Forbidden: ProblemSpec(HTTPStatus.FORBIDDEN, "forbidden", "Forbidden"),
+    errors.UnusableSubject: ProblemSpec(HTTPStatus.FORBIDDEN, "unusable-subject", "Unusable token subject"),
     errors.NotFound: ProblemSpec(HTTPStatus.NOT_FOUND, "not-found", "Resource not found"),
     errors.AlreadyExists: ProblemSpec(HTTPStatus.CONFLICT, "already-exists", "Resource already exists"),
+    errors.EmailInUse: ProblemSpec(HTTPStatus.CONFLICT, "email-in-use", "Email address already registered"),
     errors.InvalidRequest: ProblemSpec(HTTPStatus.UNPROCESSABLE_ENTITY, "invalid-request", "Invalid request"),
     errors.InvalidCursor: ProblemSpec(HTTPStatus.BAD_REQUEST, "invalid-cursor", "Invalid cursor"),
     errors.MissingIdempotencyKey: ProblemSpec(
@@ -44,6 +46,10 @@ PROBLEMS: dict[type[errors.DomainError], ProblemSpec] = {
     errors.StaleVersion: ProblemSpec(HTTPStatus.PRECONDITION_FAILED, "stale-version", "Precondition failed"),
     errors.InvalidTransition: ProblemSpec(HTTPStatus.CONFLICT, "invalid-transition", "Invalid state transition"),
     errors.Contention: ProblemSpec(HTTPStatus.CONFLICT, "contention", "Concurrent update"),
+    errors.UnsupportedMediaType: ProblemSpec(
+        HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "unsupported-media-type", "Unsupported media type"
+    ),
+    errors.MalformedBody: ProblemSpec(HTTPStatus.BAD_REQUEST, "malformed-body", "Malformed body"),
 }
 
 
@@ -97,8 +103,9 @@ def body_for(error: errors.DomainError) -> tuple[HTTPStatus, dict[str, Any]]:
 
 def problem_responses(*raised: type[errors.DomainError], ok: int = 200) -> dict[int, Any]:
     """OpenAPI ``responses``: the success status (schema from the route's return type) plus the errors
-    a route may raise, and 401 and 422, which every route has."""
-    specs = [PROBLEMS[errors.Unauthenticated], VALIDATION, *(PROBLEMS[e] for e in raised)]
+    a route may raise, and 401, 403 (a token subject that cannot be a user id) and 422, which every route has."""
+    specs = [PROBLEMS[errors.Unauthenticated], PROBLEMS[errors.UnusableSubject], VALIDATION]
+    specs += [PROBLEMS[e] for e in raised]
     grouped: dict[int, list[str]] = {}
     for spec in specs:
         grouped.setdefault(int(spec.status), []).append(spec.title)

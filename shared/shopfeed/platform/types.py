@@ -2,12 +2,39 @@
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    StringConstraints,
+    WithJsonSchema,
+)
 
-UserId = Annotated[str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_\-.:@]+$")]
+from shopfeed.platform.currencies import ISO_4217, iso_4217
+from shopfeed.platform.identity import MAX_SUBJECT_LENGTH
+
+UserId = Annotated[str, StringConstraints(min_length=1, max_length=MAX_SUBJECT_LENGTH)]  # a token subject
 EntityId = Annotated[str, StringConstraints(pattern=r"^[0-9A-HJKMNP-TV-Z]{26}$")]  # a ULID
+
+
+def _integral(value: object) -> object:
+    # JSON has one number type: 5.0 is the integer 5 (as JSON Schema's "integer" says), 5.5 is not.
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+# Counts and amounts are Strict() ints read with JSON_INTEGER: never true or "5" (lax mode would store
+# them as 1 and 5). The validator comes last so the bounds stay in the JSON schema as minimum/maximum.
+JSON_INTEGER = BeforeValidator(_integral)
 Version = Annotated[int, Field(ge=1)]
-CurrencyCode = Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")]
+CurrencyCode = Annotated[
+    str,
+    StringConstraints(pattern=r"^[A-Z]{3}$"),
+    AfterValidator(iso_4217),
+    WithJsonSchema({"type": "string", "enum": sorted(ISO_4217)}),
+]
 Email = Annotated[
     str,
     StringConstraints(strip_whitespace=True, to_lower=True, max_length=254, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$"),
@@ -23,5 +50,5 @@ class Money(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
-    amount: Annotated[int, Field(ge=0, le=MAX_AMOUNT)]
+    amount: Annotated[int, Strict(), Field(ge=0, le=MAX_AMOUNT), JSON_INTEGER]
     currency: CurrencyCode

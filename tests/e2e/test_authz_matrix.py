@@ -1,0 +1,181 @@
+"""The authorization matrix: every route of docs/openapi.json × anonymous / other user / owner / admin / ops.
+
+The table below is the contract, written out: for each operation, what each role gets. The test fails
+when the document gains an operation the table does not cover, so a new route must take a row. A cell
+is sent as a well-formed request through the local stack (gateway authorizer included) against a
+resource the owner holds; a leak is a cell answered with more than the role may have: a success where
+the table says refused, another user's private fields, or someone else's rows in a list.
+"""
+
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import requests
+
+from local.cfn import ROOT
+from tests.e2e.conftest import Client, LocalStack
+
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
+
+ROLES = ("anonymous", "other user", "owner", "admin", "ops")
+
+# Outcomes: a status, "public" (200 without private fields), "private" (200 with them), "own" (200, a
+# list holding only the caller's rows).
+# fmt: off
+MATRIX: dict[str, tuple[int | str, ...]] = {
+    #                                     anonymous other user owner      admin      ops
+    "POST /users":                        (401,     409,       409,       409,       409),  # each is registered
+    "GET /users/{user_id}":               (401,     "public",  "private", "private", "public"),
+    "PATCH /users/me":                    (401,     200,       200,       200,       200),  # each edits their own
+    "POST /products":                     (401,     403,       403,       201,       403),
+    "GET /products/{product_id}":         (401,     200,       200,       200,       200),
+    "PATCH /products/{product_id}":       (401,     403,       403,       200,       403),
+    "GET /products":                      (401,     200,       200,       200,       200),
+    "POST /products/{product_id}/stock":  (401,     403,       403,       201,       403),
+    "POST /orders":                       (401,     201,       201,       201,       201),
+    "GET /orders/{order_id}":             (401,     404,       200,       404,       200),
+    "GET /orders/{order_id}/lines":       (401,     404,       200,       404,       200),
+    "GET /users/me/orders":               (401,     "own",     "own",     "own",     "own"),
+    "GET /orders":                        (401,     403,       403,       403,       200),
+    "POST /orders/{order_id}/cancel":     (401,     404,       200,       404,       200),
+}
+# fmt: on
+
+IDENTITIES = {
+    "other user": ("U-MATRIX-OTHER", ()),
+    "owner": ("U-MATRIX-OWNER", ()),
+    "admin": ("U-MATRIX-ADMIN", ("admin",)),
+    "ops": ("U-MATRIX-OPS", ("ops",)),
+}
+OWNER = IDENTITIES["owner"][0]
+
+
+def operations() -> list[str]:
+    document = json.loads((ROOT / "docs" / "openapi.json").read_text())
+    return sorted(f"{method.upper()} {path}" for path, ops in document["paths"].items() for method in ops)
+
+
+@dataclass
+class World:
+    """The resources the matrix reaches for: the owner's order(s), a product, everyone's client."""
+
+    clients: dict[str, Client]
+    product: dict[str, Any]
+
+    def place(self, role: str = "owner") -> str:
+        body = {
+            "lines": [{"product_id": self.product["product_id"], "quantity": 1, "unit_price": self.product["price"]}]
+        }
+        placed = self.clients[role].post("/orders", json=body, headers={"Idempotency-Key": str(uuid.uuid4())})
+        assert placed.status_code == 201, placed.text
+        return str(placed.json()["order_id"])
+
+    def etag(self, role: str, path: str) -> str:
+        reader = self.clients["admin"] if path.startswith("/products") else self.clients[role]
+        return str(reader.get(path).headers.get("ETag", '"1"'))
+
+
+def _cell(world: World, operation: str, role: str) -> requests.Response:
+    """One well-formed request of ``operation`` as ``role`` against the owner's resources."""
+    client = world.clients[role]
+    product_id = world.product["product_id"]
+    key = {"Idempotency-Key": str(uuid.uuid4())}
+    order_line = {"product_id": product_id, "quantity": 1, "unit_price": world.product["price"]}
+    send: dict[str, Callable[[], requests.Response]] = {
+        "POST /users": lambda: client.post("/users", json={"email": "matrix@example.com", "name": "Matrix"}),
+        "GET /users/{user_id}": lambda: client.get(f"/users/{OWNER}"),
+        "PATCH /users/me": lambda: client.request(
+            "PATCH", "/users/me", json={"name": f"{role} edits"}, headers={"If-Match": world.etag(role, "/users/me")}
+        ),
+        "POST /products": lambda: client.post("/products", json=_product_body()),
+        "GET /products/{product_id}": lambda: client.get(f"/products/{product_id}"),
+        "PATCH /products/{product_id}": lambda: client.request(
+            "PATCH",
+            f"/products/{product_id}",
+            json={"description": f"{role} edits"},
+            headers={"If-Match": world.etag(role, f"/products/{product_id}")},
+        ),
+        "GET /products": lambda: client.get("/products", params={"category": "matrix"}),
+        "POST /products/{product_id}/stock": lambda: client.post(
+            f"/products/{product_id}/stock", json={"quantity": 1}, headers=key
+        ),
+        "POST /orders": lambda: client.post("/orders", json={"lines": [order_line]}, headers=key),
+        "GET /orders/{order_id}": lambda: client.get(f"/orders/{world.place()}"),
+        "GET /orders/{order_id}/lines": lambda: client.get(f"/orders/{world.place()}/lines"),
+        "GET /users/me/orders": lambda: client.get("/users/me/orders"),
+        "GET /orders": lambda: client.get("/orders", params={"status": "Placed"}),
+        "POST /orders/{order_id}/cancel": lambda: client.post(f"/orders/{world.place()}/cancel"),
+    }
+    return send[operation]()
+
+
+def _product_body(product_id: str | None = None, available: int = 0) -> dict[str, Any]:
+    return {
+        "product_id": product_id or f"P-MATRIX-{uuid.uuid4().hex[:8].upper()}",
+        "name": "Matrix Mug",
+        "category": "matrix",
+        "price": {"amount": 1200, "currency": "EUR"},
+        "available": available,
+    }
+
+
+def _outcome(role: str, answer: requests.Response, expected: int | str) -> int | str:
+    """What the cell got, in the table's terms (see MATRIX)."""
+    if answer.status_code != 200 or isinstance(expected, int):
+        return answer.status_code
+    body = answer.json()
+    if expected == "own":
+        mine = IDENTITIES[role][0]
+        return "own" if all(item["user_id"] == mine for item in body["items"]) else "someone else's rows"
+    return "private" if body.get("email") is not None else "public"
+
+
+@pytest.fixture(scope="module")
+def world(local_stack: LocalStack) -> World:
+    clients = {"anonymous": Client(local_stack, None)}
+    for role, (subject, groups) in IDENTITIES.items():
+        clients[role] = Client(local_stack, local_stack.token(subject, *groups))
+        registered = clients[role].post("/users", json={"email": f"{subject.lower()}@example.com", "name": role})
+        assert registered.status_code in (201, 409), registered.text
+    created = clients["admin"].post("/products", json=_product_body(available=10_000))
+    assert created.status_code == 201, created.text
+    return World(clients, created.json())
+
+
+def test_the_matrix_covers_every_operation_of_the_document() -> None:
+    assert sorted(MATRIX) == operations()
+
+
+@pytest.mark.parametrize("operation", sorted(MATRIX))
+def test_every_role_gets_what_the_matrix_says_and_no_cell_leaks(world: World, operation: str) -> None:
+    # given
+    expected = dict(zip(ROLES, MATRIX[operation], strict=True))
+
+    # when
+    answers = {role: _cell(world, operation, role) for role in ROLES}
+
+    # then
+    got = {role: _outcome(role, answer, expected[role]) for role, answer in answers.items()}
+    leaks = [role for role in ROLES if _is_leak(expected[role], got[role])]
+    print(f"matrix {operation}: {len(ROLES)} cells, {len(leaks)} leaks")
+    assert leaks == [], {role: answers[role].text[:300] for role in leaks}
+    assert got == expected, {role: answers[role].text[:300] for role in ROLES if got[role] != expected[role]}
+    assert answers["anonymous"].json() == {"message": "Unauthorized"}
+
+
+def _is_leak(expected: int | str, got: int | str) -> bool:
+    refused = isinstance(expected, int) and expected >= 400
+    granted = got in (200, "private", "public", "own", 201) or got == "someone else's rows"
+    return (refused and granted) or (expected in ("public", "own") and got in ("private", "someone else's rows"))
+
+
+def test_no_one_but_the_owner_changed_the_owners_profile(world: World) -> None:
+    # given: the matrix ran PATCH /users/me as every role (each on their own profile)
+    # when
+    owner = world.clients["owner"].get("/users/me").json()
+    # then
+    assert owner["name"] in ("owner", "owner edits")

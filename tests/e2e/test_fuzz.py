@@ -1,0 +1,87 @@
+"""Schemathesis over docs/openapi.json against the local stack, once per role, every check that applies.
+
+What must hold for any input and any identity: no 5xx (ST101), every answer conforms to the document
+(status, media type, headers, body schema), schema-valid requests are served and schema-violating ones
+refused. The run is bounded (examples per operation, fixed seed) so ``make test`` stays predictable;
+tests/e2e/schemathesis.toml says which refusals the schema cannot express, operation by operation.
+"""
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from local.cfn import ROOT
+from tests.e2e.conftest import LocalStack
+
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
+
+SCHEMATHESIS = ROOT / ".tools" / "bin" / "st"  # installed by `make deps`, pinned in the Makefile
+CONFIG = Path(__file__).with_name("schemathesis.toml")
+MAX_EXAMPLES = 10
+SEED = 7
+
+# Each role's token: a customer whose issuer verified their email, another one, an admin and ops.
+ROLES: dict[str, tuple[str, tuple[str, ...], dict[str, Any]]] = {
+    "user": ("U-FUZZ-USER", (), {"email": "fuzz-user@example.com", "email_verified": True}),
+    "other user": ("auth0|fuzz-other", (), {}),
+    "admin": ("U-FUZZ-ADMIN", ("admin",), {}),
+    "ops": ("U-FUZZ-OPS", ("ops",), {}),
+}
+
+
+def run_schemathesis(stack: LocalStack, token: str, report: Path) -> dict[str, Any]:
+    """The JSON run report of one bounded run with every check, as ``token``."""
+    assert SCHEMATHESIS.is_file(), f"{SCHEMATHESIS} is missing: run `make deps`"
+    command = [
+        str(SCHEMATHESIS),
+        "--config-file",
+        str(CONFIG),
+        "run",
+        str(ROOT / "docs" / "openapi.json"),
+        "--url",
+        stack.url,
+        "--header",
+        f"Authorization: Bearer {token}",
+        "--checks",
+        "all",
+        "--max-examples",
+        str(MAX_EXAMPLES),
+        "--seed",
+        str(SEED),
+        "--workers",
+        "2",
+        "--report",
+        "json",
+        "--report-json-path",
+        str(report),
+        "--no-color",
+    ]
+    finished = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
+    assert report.is_file(), f"schemathesis wrote no report:\n{finished.stdout[-4000:]}\n{finished.stderr[-2000:]}"
+    document: dict[str, Any] = json.loads(report.read_text())
+    document["output"] = finished.stdout
+    return document
+
+
+@pytest.mark.parametrize("role", sorted(ROLES))
+def test_schemathesis_finds_no_server_error_and_no_contract_violation(
+    local_stack: LocalStack, tmp_path: Path, role: str
+) -> None:
+    # given
+    subject, groups, claims = ROLES[role]
+    token = local_stack.token(subject, *groups, **claims)
+
+    # when
+    report = run_schemathesis(local_stack, token, tmp_path / "report.json")
+
+    # then
+    failures = {f["code"]: f["count"] for f in report["failures"]}
+    print(f"schemathesis as {role}: {report['test_cases']['generated']} cases, failures {failures or 'none'}")
+    assert report["complete"], report["output"][-4000:]
+    assert report["operations"]["tested"] == report["operations"]["total"]
+    assert report["test_cases"]["generated"] > 0
+    assert failures == {}, report["output"][-8000:]
+    assert report["errors"] == [], report["output"][-8000:]
