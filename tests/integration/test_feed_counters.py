@@ -133,9 +133,10 @@ def test_a_batch_writes_each_counted_profile_once(feed: CommerceStream) -> None:
     # when
     with dynamodb_calls() as calls:
         consume(records)
-    # then one counter write (a transaction with its marks) per distinct profile, for 6 records
+    # then one counter write (a transaction with its marks) per distinct profile, for 6 records, and
+    # one per leaderboard entry the follows count on (followees U100 and U400, this month)
     assert len(records) == 6
-    assert calls.counts()["TransactWriteItems"] == 4
+    assert calls.counts()["TransactWriteItems"] == 4 + 2
     assert counts(TABLE, "U100") == (3, 1, 2)
     assert counts(TABLE, "U400") == (1, 1, 0)
 
@@ -163,6 +164,6 @@ def test_counted_records_leave_marks_that_expire(feed: CommerceStream) -> None:
     # then
     from tests.support.tables import table_items
 
-    marks = [item for item in table_items(TABLE) if item["entity_type"] == exactly_once.MARK_ENTITY_TYPE]
-    assert len(marks) == 2
+    marks = [item for item in table_items(TABLE) if item.get("entity_type") == exactly_once.MARK_ENTITY_TYPE]
+    assert len(marks) == 3  # the two profiles and the followee's leaderboard entry
     assert all(mark["expires_at"] > 0 for mark in marks)

@@ -63,8 +63,9 @@ def post_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _entity(record: dict[str, Any]) -> str:
+    # Items without a type (a counter's applied-batch marker) are not let in by the filter either.
     image = record["dynamodb"].get("NewImage") or record["dynamodb"]["OldImage"]
-    return str(image["entity_type"]["S"])
+    return str(image.get("entity_type", {}).get("S", ""))
 
 
 def written_post(followers: list[str], delivery: Delivery = Delivery.FANOUT) -> Post:

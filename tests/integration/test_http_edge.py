@@ -39,6 +39,16 @@ ROUTES: list[tuple[str, str, Any, dict[str, Any], dict[str, str]]] = [
     ("GET", "/users/U100/followers", None, {}, {}),
     ("GET", "/users/U100/following", None, {}, {}),
     ("GET", "/feed", None, {}, {}),
+    ("PUT", f"/posts/{ORDER_ID}/likes/me", None, {}, {}),
+    ("DELETE", f"/posts/{ORDER_ID}/likes/me", None, {}, {}),
+    ("GET", f"/posts/{ORDER_ID}/likes", None, {}, {}),
+    ("POST", f"/posts/{ORDER_ID}/comments", {"text": "nice"}, {}, {}),
+    ("GET", f"/posts/{ORDER_ID}/comments", None, {}, {}),
+    ("DELETE", f"/posts/{ORDER_ID}/comments/{ORDER_ID}", None, {}, {}),
+    ("GET", "/notifications", None, {}, {}),
+    ("POST", "/notifications/read", None, {}, {}),
+    ("POST", f"/notifications/{ORDER_ID}/read", None, {}, {}),
+    ("GET", "/leaderboards/authors", None, {"month": "2026-10"}, {}),
 ]
 
 
