@@ -3,6 +3,7 @@
 import pytest
 
 from shopfeed.accounts import services
+from shopfeed.feed.models import MAX_DISPLAY_NAME_LENGTH
 from shopfeed.platform.errors import AlreadyExists, NotFound, StaleVersion
 from shopfeed.platform.identity import Caller
 from tests.unit.accounts_fakes import InMemoryAccounts
@@ -29,6 +30,20 @@ def test_a_user_without_a_chosen_handle_gets_a_stable_one(users: InMemoryAccount
     _, profile = services.register_user(users, ada, "ada@example.com", "Ada")
     # then
     assert profile.handle == services.default_handle("U100") != services.default_handle("U200")
+
+
+def test_a_name_longer_than_a_display_name_defaults_the_display_name_to_its_start(
+    users: InMemoryAccounts, ada: Caller
+) -> None:
+    # given: a name of the longest length registration accepts, past the display name's maximum
+    name = "A" * 120
+
+    # when
+    customer, profile = services.register_user(users, ada, "ada@example.com", name)
+
+    # then
+    assert customer.name == name
+    assert profile.display_name == name[:MAX_DISPLAY_NAME_LENGTH]
 
 
 def test_a_taken_handle_registers_nothing(users: InMemoryAccounts, ada: Caller, bob: Caller) -> None:

@@ -5,7 +5,7 @@ from typing import Any, Protocol
 
 from shopfeed.commerce.models import Customer
 from shopfeed.commerce.services import new_customer
-from shopfeed.feed.models import Profile
+from shopfeed.feed.models import MAX_DISPLAY_NAME_LENGTH, Profile
 from shopfeed.platform.clock import iso, utc_now
 from shopfeed.platform.errors import NotFound
 from shopfeed.platform.identity import Caller
@@ -45,7 +45,8 @@ def register_user(
     profile = Profile(
         user_id=caller.user_id,
         handle=handle or default_handle(caller.user_id),
-        display_name=display_name or name,
+        # A name may be longer than a display name: the default is its start (the user can change it).
+        display_name=display_name or name[:MAX_DISPLAY_NAME_LENGTH],
         bio=bio,
         created_at=now,
         updated_at=now,

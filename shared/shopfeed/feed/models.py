@@ -12,6 +12,7 @@ from shopfeed.platform.types import UserId, Version
 MAX_TAGS: Final = 10
 MAX_POST_LENGTH: Final = 2000
 MAX_COMMENT_LENGTH: Final = 1000
+MAX_DISPLAY_NAME_LENGTH: Final = 80
 
 Handle = Annotated[
     str,
@@ -19,7 +20,7 @@ Handle = Annotated[
     BeforeValidator(lambda raw: raw.strip().lower() if isinstance(raw, str) else raw),
     StringConstraints(min_length=3, max_length=30, pattern=r"^[a-z0-9_]+$"),
 ]
-DisplayName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=80)]
+DisplayName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_DISPLAY_NAME_LENGTH)]
 Bio = Annotated[str, StringConstraints(strip_whitespace=True, max_length=280)]
 PostText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_POST_LENGTH)]
 TAG_PATTERN: Final = r"^[a-z0-9_]{1,50}$"

@@ -1,8 +1,8 @@
 """HTTP request and response models of the feed API (the OpenAPI document is generated from them)."""
 
-from typing import Annotated
+from typing import Annotated, Final
 
-from pydantic import BeforeValidator, Field, StringConstraints
+from pydantic import BeforeValidator, Field, StringConstraints, WithJsonSchema
 
 from shopfeed.feed.models import (
     MAX_TAGS,
@@ -23,7 +23,20 @@ from shopfeed.platform.models import Request, View
 
 # A tag as a client may write it ("#DynamoDB"), stored normalised ("dynamodb").
 RequestTag = Annotated[str, BeforeValidator(lambda raw: normalise_tag(raw) if isinstance(raw, str) else raw)]
-TagParam = Annotated[RequestTag, StringConstraints(pattern=TAG_PATTERN)]
+# What a client may send: the stored pattern once trimmed, one leading "#" dropped and lower-cased
+# (the document publishes it, not the stored pattern, so clients and fuzzers see what is accepted).
+ACCEPTED_TAG_PATTERN: Final = r"^\s*#?[A-Za-z0-9_]{1,50}\s*$"
+TagParam = Annotated[
+    RequestTag,
+    StringConstraints(pattern=TAG_PATTERN),
+    WithJsonSchema({"type": "string", "pattern": ACCEPTED_TAG_PATTERN}),
+]
+# In a path, a tag arrives as written in the URL: any case, no "#" or spaces.
+TagPath = Annotated[
+    RequestTag,
+    StringConstraints(pattern=TAG_PATTERN),
+    WithJsonSchema({"type": "string", "pattern": r"^[A-Za-z0-9_]{1,50}$"}),
+]
 
 
 class CreatePost(Request):

@@ -7,7 +7,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from shopfeed.feed import services
 from shopfeed.feed.bootstrap import CelebrityThreshold, Store
 from shopfeed.feed.routes.params import PostPath, UserPath
-from shopfeed.feed.schemas import CreatePost, PostPage, PostView, TagParam
+from shopfeed.feed.schemas import CreatePost, PostPage, PostView, TagPath
 from shopfeed.platform import errors
 from shopfeed.platform.http import CurrentCaller, created_response, json_response
 from shopfeed.platform.idempotency import IdempotentRequest
@@ -92,7 +92,7 @@ def list_user_posts(
     tags=["posts"],
 )
 def list_tag_posts(
-    tag: Annotated[TagParam, Path(description="Case-insensitive: 'DynamoDB' is the tag 'dynamodb'")],
+    tag: Annotated[TagPath, Path(description="Case-insensitive: 'DynamoDB' is the tag 'dynamodb'")],
     caller: CurrentCaller,
     store: Store,
     limit: Annotated[int, Query(ge=1, le=200)] = 200,
