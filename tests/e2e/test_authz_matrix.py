@@ -52,6 +52,16 @@ MATRIX: dict[str, tuple[int | str, ...]] = {
     "GET /users/{user_id}/following":     (401,     200,       200,       200,       200),
     "PUT /users/{user_id}/followers/me":  (401,     201,       422,       201,       201),  # no one follows themself
     "DELETE /users/{user_id}/followers/me": (401,   204,       204,       204,       204),  # idempotent
+    "PUT /posts/{post_id}/likes/me":      (401,     201,       201,       201,       201),
+    "DELETE /posts/{post_id}/likes/me":   (401,     204,       204,       204,       204),  # idempotent
+    "GET /posts/{post_id}/likes":         (401,     200,       200,       200,       200),
+    "POST /posts/{post_id}/comments":     (401,     201,       201,       201,       201),
+    "GET /posts/{post_id}/comments":      (401,     200,       200,       200,       200),
+    "DELETE /posts/{post_id}/comments/{comment_id}": (401, 403, 204,     403,       403),  # its or the post's author
+    "GET /notifications":                 (401,     "own",     "own",     "own",     "own"),
+    "POST /notifications/read":           (401,     200,       200,       200,       200),  # each marks their own
+    "POST /notifications/{notification_id}/read": (401, 404,   404,       404,       404),  # none is anyone's here
+    "GET /leaderboards/authors":          (401,     403,       403,       403,       200),
 }
 # fmt: on
 
@@ -62,6 +72,7 @@ IDENTITIES = {
     "ops": ("U-MATRIX-OPS", ("ops",)),
 }
 OWNER = IDENTITIES["owner"][0]
+_NO_ONES = "01J00000000000000000000000"  # a notification id no role holds: marking it is 404 for each
 
 
 def operations() -> list[str]:
@@ -90,6 +101,13 @@ class World:
         )
         assert published.status_code == 201, published.text
         return str(published.json()["post_id"])
+
+    def comment(self) -> str:
+        """The path of a comment the owner made on their own post."""
+        post_id = self.publish()
+        made = self.clients["owner"].post(f"/posts/{post_id}/comments", json={"text": "Matrix comment"})
+        assert made.status_code == 201, made.text
+        return f"/posts/{post_id}/comments/{made.json()['comment_id']}"
 
     def etag(self, role: str, path: str) -> str:
         reader = self.clients["admin"] if path.startswith("/products") else self.clients[role]
@@ -136,6 +154,18 @@ def _cell(world: World, operation: str, role: str) -> requests.Response:
         "GET /users/{user_id}/following": lambda: client.get(f"/users/{OWNER}/following"),
         "PUT /users/{user_id}/followers/me": lambda: client.put(f"/users/{OWNER}/followers/me"),
         "DELETE /users/{user_id}/followers/me": lambda: _unfollow(client),
+        "PUT /posts/{post_id}/likes/me": lambda: client.put(f"/posts/{world.publish()}/likes/me"),
+        "DELETE /posts/{post_id}/likes/me": lambda: client.delete(f"/posts/{world.publish()}/likes/me"),
+        "GET /posts/{post_id}/likes": lambda: client.get(f"/posts/{world.publish()}/likes"),
+        "POST /posts/{post_id}/comments": lambda: client.post(
+            f"/posts/{world.publish()}/comments", json={"text": f"{role} comments"}
+        ),
+        "GET /posts/{post_id}/comments": lambda: client.get(f"/posts/{world.publish()}/comments"),
+        "DELETE /posts/{post_id}/comments/{comment_id}": lambda: client.delete(world.comment()),
+        "GET /notifications": lambda: client.get("/notifications"),
+        "POST /notifications/read": lambda: client.post("/notifications/read"),
+        "POST /notifications/{notification_id}/read": lambda: client.post(f"/notifications/{_NO_ONES}/read"),
+        "GET /leaderboards/authors": lambda: client.get("/leaderboards/authors", params={"month": "2026-10"}),
     }
     return send[operation]()
 
