@@ -105,7 +105,11 @@ class World:
     def comment(self) -> str:
         """The path of a comment the owner made on their own post."""
         post_id = self.publish()
-        made = self.clients["owner"].post(f"/posts/{post_id}/comments", json={"text": "Matrix comment"})
+        made = self.clients["owner"].post(
+            f"/posts/{post_id}/comments",
+            json={"text": "Matrix comment"},
+            headers={"Idempotency-Key": str(uuid.uuid4())},
+        )
         assert made.status_code == 201, made.text
         return f"/posts/{post_id}/comments/{made.json()['comment_id']}"
 
@@ -158,7 +162,7 @@ def _cell(world: World, operation: str, role: str) -> requests.Response:
         "DELETE /posts/{post_id}/likes/me": lambda: client.delete(f"/posts/{world.publish()}/likes/me"),
         "GET /posts/{post_id}/likes": lambda: client.get(f"/posts/{world.publish()}/likes"),
         "POST /posts/{post_id}/comments": lambda: client.post(
-            f"/posts/{world.publish()}/comments", json={"text": f"{role} comments"}
+            f"/posts/{world.publish()}/comments", json={"text": f"{role} comments"}, headers=key
         ),
         "GET /posts/{post_id}/comments": lambda: client.get(f"/posts/{world.publish()}/comments"),
         "DELETE /posts/{post_id}/comments/{comment_id}": lambda: client.delete(world.comment()),

@@ -42,7 +42,7 @@ ROUTES: list[tuple[str, str, Any, dict[str, Any], dict[str, str]]] = [
     ("PUT", f"/posts/{ORDER_ID}/likes/me", None, {}, {}),
     ("DELETE", f"/posts/{ORDER_ID}/likes/me", None, {}, {}),
     ("GET", f"/posts/{ORDER_ID}/likes", None, {}, {}),
-    ("POST", f"/posts/{ORDER_ID}/comments", {"text": "nice"}, {}, {}),
+    ("POST", f"/posts/{ORDER_ID}/comments", {"text": "nice"}, {}, idempotency_key()),
     ("GET", f"/posts/{ORDER_ID}/comments", None, {}, {}),
     ("DELETE", f"/posts/{ORDER_ID}/comments/{ORDER_ID}", None, {}, {}),
     ("GET", "/notifications", None, {}, {}),
