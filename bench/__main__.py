@@ -5,7 +5,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import cold_start, first_request, round_trips, throughput
+from bench import cold_start, fanout, first_request, round_trips, throughput
 from bench.machine import Machine
 from bench.stack import commerce_stack
 from local.cfn import ROOT
@@ -35,6 +35,8 @@ def main() -> None:
         trips = round_trips.measure(stack)
         _progress("order throughput")
         load = throughput.measure(stack)
+        _progress(f"fanout throughput ({fanout.AUDIENCE} followers, {fanout.ROUNDS} rounds)")
+        spread = fanout.measure(stack)
         _progress("the local stack's HTTP API against the handler in-process")
         local_http = throughput.measure_local_http(stack)
 
@@ -67,6 +69,11 @@ def main() -> None:
             "",
             throughput.__doc__ or "",
             load.markdown(),
+            "",
+            "## Fanout throughput (informative)",
+            "",
+            fanout.__doc__ or "",
+            spread.markdown(),
             "",
             "## The local stack's HTTP API against the handler in-process",
             "",

@@ -40,6 +40,7 @@ class Stack:
     api: ApiClient
     table: str
     engine: str
+    tables: dict[str, str]  # every template table by logical id
 
 
 @contextmanager
@@ -66,7 +67,7 @@ def commerce_stack() -> Iterator[Stack]:
             # Imported here: Powertools' Logger binds its stream (stdout) when it is created.
             from functions.commerce_api.app import lambda_handler
 
-            yield Stack(ApiClient(lambda_handler), names["CommerceTable"], engine.endpoint)
+            yield Stack(ApiClient(lambda_handler), names["CommerceTable"], engine.endpoint, names)
     finally:
         engine.stop()
 

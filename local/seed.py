@@ -1,14 +1,18 @@
 """Demo data, made through the API like any client would (so it also proves the API works).
 
-The playbook's sample values: customer U100, and two products an admin creates. Safe to repeat:
-against a persistent engine a second run gets 409 already-exists, which counts as done.
+The playbook's sample values: customer U100, and two products an admin creates; for the feed, post
+``abc123`` by U100 tagged ``dynamodb`` (post ids are server-made ULIDs, so ``abc123`` is the post's
+Idempotency-Key: a second run replays the same post), U400 following U100, and a few more users,
+follows and posts, likes and comments on those posts (so every feed list answers something).
+Safe to repeat: against a persistent engine a second run gets 409 already-exists
+or a replay, which count as done.
 """
 
 import json
 import logging
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +22,25 @@ DEMO_USER = "U100"
 ADMIN_USER = "U-ADMIN"
 OPS_USER = "U-OPS"
 
-CUSTOMER = {"email": "u100@example.com", "name": "Demo Customer"}
+CUSTOMER = {"email": "u100@example.com", "name": "Demo Customer", "handle": "u100", "bio": "Ships the demo data."}
+FEED_USERS = {
+    "U200": {"email": "u200@example.com", "name": "Grace", "handle": "grace", "bio": "Likes indexes."},
+    "U300": {"email": "u300@example.com", "name": "Edsger", "handle": "edsger"},
+    "U400": {"email": "u400@example.com", "name": "Barbara", "handle": "barbara"},
+}
+FOLLOWS = (("U400", "U100"), ("U200", "U100"), ("U100", "U300"), ("U400", "U300"))
+POSTS = (
+    ("U100", "abc123", {"text": "Model the access patterns first, then the keys.", "tags": ["dynamodb"]}),
+    ("U300", "def456", {"text": "Streams make the asynchronous half of a table.", "tags": ["dynamodb", "serverless"]}),
+    ("U200", "ghi789", {"text": "A sparse index holds only what you will query.", "tags": ["dynamodb"]}),
+)
+# (user, post key): the post is the one written under that Idempotency-Key.
+LIKES = (("U400", "abc123"), ("U200", "abc123"), ("U100", "def456"))
+# (user, post key, comment Idempotency-Key, body)
+COMMENTS = (
+    ("U400", "abc123", "abc123-c1", {"text": "Keys second, indeed."}),
+    ("U100", "ghi789", "ghi789-c1", {"text": "Sparse indexes are underrated."}),
+)
 PRODUCTS = (
     {
         "product_id": "P-RED-TSHIRT",
@@ -46,39 +68,89 @@ class Step:
     path: str
     body: Mapping[str, Any]
     token: str
+    headers: Mapping[str, str] | None = None
 
 
 class SeedFailed(RuntimeError):
     pass
 
 
-def seed(base_url: str, user_token: str, admin_token: str) -> list[str]:
-    """Register U100 and create the demo products; returns one word per step (created / already there)."""
+def seed(base_url: str, user_token: str, admin_token: str, token_for: Callable[[str], str] | None = None) -> list[str]:
+    """Register U100 and create the demo products, and with ``token_for`` (a token of any user id) the
+    feed's users, follows and posts; returns one phrase per step (created / already there)."""
     steps = [Step(f"user {DEMO_USER}", "POST", "/users", CUSTOMER, user_token)]
     steps += [Step(f"product {p['product_id']}", "POST", "/products", p, admin_token) for p in PRODUCTS]
-    outcomes = []
+    if token_for is not None:
+        steps += _feed_steps(token_for)
+    outcomes, answers = _run(base_url, steps)
+    if token_for is not None:
+        post_ids = {key: str(answers[f"post {key} by {author}"]["post_id"]) for author, key, _ in POSTS}
+        outcomes += _run(base_url, _engagement_steps(token_for, post_ids))[0]
+    return outcomes
+
+
+def _run(base_url: str, steps: list[Step]) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    """One phrase per step, and each step's answer body by what it did."""
+    outcomes, answers = [], {}
     for step in steps:
-        status = _send(base_url, step)
+        status, answers[step.what] = _send(base_url, step)
         if status == 409:
             outcomes.append(f"{step.what} already there")
         elif 200 <= status < 300:
             outcomes.append(f"{step.what} created")
         else:
             raise SeedFailed(f"seeding {step.what}: {step.method} {step.path} answered {status}")
-    return outcomes
+    return outcomes, answers
 
 
-def _send(base_url: str, step: Step) -> int:
+def _feed_steps(token_for: Callable[[str], str]) -> list[Step]:
+    steps = [Step(f"user {user}", "POST", "/users", body, token_for(user)) for user, body in FEED_USERS.items()]
+    steps += [
+        Step(f"{follower} follows {followee}", "PUT", f"/users/{followee}/followers/me", {}, token_for(follower))
+        for follower, followee in FOLLOWS
+    ]
+    steps += [
+        Step(f"post {key} by {author}", "POST", "/posts", body, token_for(author), {"Idempotency-Key": key})
+        for author, key, body in POSTS
+    ]
+    return steps
+
+
+def _engagement_steps(token_for: Callable[[str], str], post_ids: Mapping[str, str]) -> list[Step]:
+    steps = [
+        Step(f"{user} likes {key}", "PUT", f"/posts/{post_ids[key]}/likes/me", {}, token_for(user))
+        for user, key in LIKES
+    ]
+    steps += [
+        Step(
+            f"{user} comments on {key}",
+            "POST",
+            f"/posts/{post_ids[key]}/comments",
+            body,
+            token_for(user),
+            {"Idempotency-Key": comment_key},
+        )
+        for user, key, comment_key, body in COMMENTS
+    ]
+    return steps
+
+
+def _send(base_url: str, step: Step) -> tuple[int, dict[str, Any]]:
     request = urllib.request.Request(
         base_url + step.path,
         data=json.dumps(step.body).encode(),
         method=step.method,
-        headers={"content-type": "application/json", "authorization": f"Bearer {step.token}"},
+        headers={
+            "content-type": "application/json",
+            "authorization": f"Bearer {step.token}",
+            **(step.headers or {}),
+        },
     )
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
-            return int(response.status)
+            raw = response.read()
+            return int(response.status), (json.loads(raw) if raw else {})
     except urllib.error.HTTPError as error:
         if error.code != 409:
             log.error("%s %s: %s", step.method, step.path, error.read().decode(errors="replace")[:500])
-        return int(error.code)
+        return int(error.code), {}

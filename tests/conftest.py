@@ -21,6 +21,8 @@ TEST_ENVIRONMENT = {
     "AWS_DEFAULT_REGION": "us-east-1",
     "AWS_REGION": "us-east-1",
     "COMMERCE_TABLE_NAME": "CommerceTable",
+    "FEED_TABLE_NAME": "FeedTable",
+    "PULL_AUTHORS_CACHE_SECONDS": "0",
     "EVENT_BUS_NAME": "shopfeed-dev",
     "CURSOR_SECRET": "test-cursor-secret",
     "POWERTOOLS_SERVICE_NAME": "shopfeed",

@@ -39,6 +39,7 @@ def tables(
     reset_caches()
     names = create_tables(clients.dynamodb(), suffix=f"-{uuid.uuid4().hex[:12]}")
     monkeypatch.setenv("COMMERCE_TABLE_NAME", names["CommerceTable"])
+    monkeypatch.setenv("FEED_TABLE_NAME", names["FeedTable"])
     reset_caches()
     yield names
     client = clients.dynamodb()

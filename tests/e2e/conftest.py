@@ -95,6 +95,12 @@ class Client:
     def post(self, path: str, **options: Any) -> requests.Response:
         return self.request("POST", path, **options)
 
+    def put(self, path: str, **options: Any) -> requests.Response:
+        return self.request("PUT", path, **options)
+
+    def delete(self, path: str, **options: Any) -> requests.Response:
+        return self.request("DELETE", path, **options)
+
 
 class EventInbox:
     """Everything a queue received during the session (tests share the queues), as parsed JSON bodies."""
@@ -127,7 +133,12 @@ def _start(state_dir: Path) -> LocalStack:
     environment = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")} | {"PYTHONUNBUFFERED": "1"}
     with log.open("wb") as output:
         process = subprocess.Popen(
-            [sys.executable, "-m", "local.stack", "--port", str(port), "--state-dir", str(state_dir)],
+            [
+                *(sys.executable, "-m", "local.stack", "--port", str(port), "--state-dir", str(state_dir)),
+                # Home feeds read the celebrity registry on every first page, not once per 30 s: a
+                # test sees a new celebrity's post at once.
+                *("--parameter", "PullAuthorsCacheSeconds=0"),
+            ],
             cwd=ROOT,
             env=environment,
             stdin=subprocess.DEVNULL,

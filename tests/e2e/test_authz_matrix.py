@@ -43,6 +43,26 @@ MATRIX: dict[str, tuple[int | str, ...]] = {
     "GET /users/me/orders":               (401,     "own",     "own",     "own",     "own"),
     "GET /orders":                        (401,     403,       403,       403,       200),
     "POST /orders/{order_id}/cancel":     (401,     404,       200,       404,       200),
+    "GET /feed":                          (401,     200,       200,       200,       200),  # each reads their own
+    "POST /posts":                        (401,     201,       201,       201,       201),
+    "GET /posts/{post_id}":               (401,     200,       200,       200,       200),
+    "DELETE /posts/{post_id}":            (401,     403,       204,       403,       403),  # the author only
+    "GET /tags/{tag}/posts":              (401,     200,       200,       200,       200),
+    "GET /users/{user_id}/posts":         (401,     200,       200,       200,       200),
+    "GET /users/{user_id}/followers":     (401,     200,       200,       200,       200),
+    "GET /users/{user_id}/following":     (401,     200,       200,       200,       200),
+    "PUT /users/{user_id}/followers/me":  (401,     201,       422,       201,       201),  # no one follows themself
+    "DELETE /users/{user_id}/followers/me": (401,   204,       204,       204,       204),  # idempotent
+    "PUT /posts/{post_id}/likes/me":      (401,     201,       201,       201,       201),
+    "DELETE /posts/{post_id}/likes/me":   (401,     204,       204,       204,       204),  # idempotent
+    "GET /posts/{post_id}/likes":         (401,     200,       200,       200,       200),
+    "POST /posts/{post_id}/comments":     (401,     201,       201,       201,       201),
+    "GET /posts/{post_id}/comments":      (401,     200,       200,       200,       200),
+    "DELETE /posts/{post_id}/comments/{comment_id}": (401, 403, 204,     403,       403),  # its or the post's author
+    "GET /notifications":                 (401,     "own",     "own",     "own",     "own"),
+    "POST /notifications/read":           (401,     200,       200,       200,       200),  # each marks their own
+    "POST /notifications/{notification_id}/read": (401, 404,   404,       404,       404),  # none is anyone's here
+    "GET /leaderboards/authors":          (401,     403,       403,       403,       200),
 }
 # fmt: on
 
@@ -53,6 +73,7 @@ IDENTITIES = {
     "ops": ("U-MATRIX-OPS", ("ops",)),
 }
 OWNER = IDENTITIES["owner"][0]
+_NO_ONES = "01J00000000000000000000000"  # a notification id no role holds: marking it is 404 for each
 
 
 def operations() -> list[str]:
@@ -74,6 +95,24 @@ class World:
         placed = self.clients[role].post("/orders", json=body, headers={"Idempotency-Key": str(uuid.uuid4())})
         assert placed.status_code == 201, placed.text
         return str(placed.json()["order_id"])
+
+    def publish(self) -> str:
+        published = self.clients["owner"].post(
+            "/posts", json={"text": "Matrix post", "tags": ["matrix"]}, headers={"Idempotency-Key": str(uuid.uuid4())}
+        )
+        assert published.status_code == 201, published.text
+        return str(published.json()["post_id"])
+
+    def comment(self) -> str:
+        """The path of a comment the owner made on their own post."""
+        post_id = self.publish()
+        made = self.clients["owner"].post(
+            f"/posts/{post_id}/comments",
+            json={"text": "Matrix comment"},
+            headers={"Idempotency-Key": str(uuid.uuid4())},
+        )
+        assert made.status_code == 201, made.text
+        return f"/posts/{post_id}/comments/{made.json()['comment_id']}"
 
     def etag(self, role: str, path: str) -> str:
         reader = self.clients["admin"] if path.startswith("/products") else self.clients[role]
@@ -111,8 +150,35 @@ def _cell(world: World, operation: str, role: str) -> requests.Response:
         "GET /users/me/orders": lambda: client.get("/users/me/orders"),
         "GET /orders": lambda: client.get("/orders", params={"status": "Placed"}),
         "POST /orders/{order_id}/cancel": lambda: client.post(f"/orders/{world.place()}/cancel"),
+        "GET /feed": lambda: client.get("/feed"),
+        "POST /posts": lambda: client.post("/posts", json={"text": f"{role} posts"}, headers=key),
+        "GET /posts/{post_id}": lambda: client.get(f"/posts/{world.publish()}"),
+        "DELETE /posts/{post_id}": lambda: client.delete(f"/posts/{world.publish()}"),
+        "GET /tags/{tag}/posts": lambda: client.get("/tags/matrix/posts"),
+        "GET /users/{user_id}/posts": lambda: client.get(f"/users/{OWNER}/posts"),
+        "GET /users/{user_id}/followers": lambda: client.get(f"/users/{OWNER}/followers"),
+        "GET /users/{user_id}/following": lambda: client.get(f"/users/{OWNER}/following"),
+        "PUT /users/{user_id}/followers/me": lambda: client.put(f"/users/{OWNER}/followers/me"),
+        "DELETE /users/{user_id}/followers/me": lambda: _unfollow(client),
+        "PUT /posts/{post_id}/likes/me": lambda: client.put(f"/posts/{world.publish()}/likes/me"),
+        "DELETE /posts/{post_id}/likes/me": lambda: client.delete(f"/posts/{world.publish()}/likes/me"),
+        "GET /posts/{post_id}/likes": lambda: client.get(f"/posts/{world.publish()}/likes"),
+        "POST /posts/{post_id}/comments": lambda: client.post(
+            f"/posts/{world.publish()}/comments", json={"text": f"{role} comments"}, headers=key
+        ),
+        "GET /posts/{post_id}/comments": lambda: client.get(f"/posts/{world.publish()}/comments"),
+        "DELETE /posts/{post_id}/comments/{comment_id}": lambda: client.delete(world.comment()),
+        "GET /notifications": lambda: client.get("/notifications"),
+        "POST /notifications/read": lambda: client.post("/notifications/read"),
+        "POST /notifications/{notification_id}/read": lambda: client.post(f"/notifications/{_NO_ONES}/read"),
+        "GET /leaderboards/authors": lambda: client.get("/leaderboards/authors", params={"month": "2026-10"}),
     }
     return send[operation]()
+
+
+def _unfollow(client: Client) -> requests.Response:
+    client.put(f"/users/{OWNER}/followers/me")  # refused for the owner: unfollowing no one is still 204
+    return client.delete(f"/users/{OWNER}/followers/me")
 
 
 def _product_body(product_id: str | None = None, available: int = 0) -> dict[str, Any]:

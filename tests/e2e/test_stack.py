@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from local import cfn
 from local.auth import SigningKey, issuer_for
 from local.cfn import ROOT
 from tests.e2e.conftest import EVENT_TIMEOUT_S, Client, LocalStack
@@ -64,7 +65,14 @@ def test_the_stack_page_lists_the_templates_resources_and_consumers(local_stack:
     assert page["resources"]["EventBus"]["name"] == "shopfeed-dev"
     assert page["resources"]["CommerceTable"]["StreamArn"]
     assert {"CommerceApiFunction", "CommerceStreamFunction", "OutboxSweeperFunction"} <= page["functions"].keys()
-    assert [(p["function"], p["type"]) for p in page["pollers"]] == [("CommerceStreamFunction", "DynamoDB")]
+    mappings = [
+        (name, event["Type"])
+        for name, function in cfn.resources("AWS::Serverless::Function").items()
+        for event in (function["Properties"].get("Events") or {}).values()
+        if event["Type"] in ("DynamoDB", "SQS")
+    ]
+    assert sorted((p["function"], p["type"]) for p in page["pollers"]) == sorted(mappings)
+    assert ("FanoutWorkerFunction", "SQS") in mappings
 
 
 def test_the_openapi_document_and_swagger_ui_are_served(local_stack: LocalStack, anonymous: Client) -> None:

@@ -6,6 +6,7 @@ import pytest
 from moto import mock_aws
 
 from local import cfn
+from shopfeed.accounts.bootstrap import AccountsSettings
 from shopfeed.commerce.settings import CommerceStreamSettings
 from shopfeed.platform import clients
 from tests.integration.outbox_support import CommerceStream, Subscriber, create_event_bus_with_subscriber
@@ -13,10 +14,12 @@ from tests.support.client import ApiClient
 from tests.support.factories import create_product
 from tests.support.tables import create_tables
 
-# The tables commerce's settings name (through template.yaml's environment), and only those.
+# The tables commerce's settings name (through template.yaml's environment), and only those. The user
+# routes (shopfeed.accounts) keep a user's social profile in FeedTable, so registration needs it too.
 COMMERCE_TABLES = frozenset(
     cfn.table_variables()[field.upper()]
-    for field in CommerceStreamSettings.model_fields
+    for settings in (CommerceStreamSettings, AccountsSettings)
+    for field in settings.model_fields
     if field.endswith("_table_name")
 )
 

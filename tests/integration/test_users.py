@@ -1,13 +1,14 @@
 """POST /users, GET /users/{user_id} (ECOM-001), PATCH /users/me against moto."""
 
 from shopfeed.commerce import items
+from shopfeed.feed import items as feed_items
 from tests.support.calls import dynamodb_calls
 from tests.support.client import ApiClient
 from tests.support.factories import if_match, register_user, user_body
 from tests.support.tables import table_items
 
 
-def test_register_creates_my_profile_and_the_guard_of_my_verified_email_in_one_transaction(
+def test_register_creates_both_halves_of_me_and_their_guards_in_one_transaction(
     commerce_api: ApiClient,
 ) -> None:
     # given
@@ -15,7 +16,7 @@ def test_register_creates_my_profile_and_the_guard_of_my_verified_email_in_one_t
 
     # when
     with dynamodb_calls() as calls:
-        answer = ada.post("/users", {"name": "Ada"})
+        answer = ada.post("/users", {"name": "Ada", "handle": "Ada_L", "bio": "Engines."})
 
     # then
     assert answer.status == 201
@@ -24,12 +25,35 @@ def test_register_creates_my_profile_and_the_guard_of_my_verified_email_in_one_t
         "name": "Ada",
         "email": "ada@example.com",
         "created_at": answer.json["created_at"],
+        "handle": "ada_l",
+        "display_name": "Ada",
+        "bio": "Engines.",
+        "followers_count": 0,
+        "following_count": 0,
+        "posts_count": 0,
     }
     assert answer.headers["Location"] == "/users/U100"
     assert answer.headers["ETag"] == '"1"'
     assert answer.content_type == "application/json"
     assert calls.operations == ["TransactWriteItems"]
     assert sorted(i["entity_type"] for i in table_items()) == sorted([items.CUSTOMER, items.EMAIL_GUARD])
+    assert sorted(i["entity_type"] for i in table_items("FeedTable")) == sorted(
+        [feed_items.PROFILE, feed_items.HANDLE_GUARD]
+    )
+
+
+def test_register_rejects_a_handle_taken_whatever_its_case_and_writes_nothing(commerce_api: ApiClient) -> None:
+    # given
+    register_user(commerce_api, handle="ada")
+    before = table_items() + table_items("FeedTable")
+
+    # when
+    answer = commerce_api.as_user("U200").post("/users", user_body() | {"handle": "ADA"})
+
+    # then
+    assert answer.status == 409
+    assert (answer.json["resource"], answer.json["id"]) == ("handle", "ada")
+    assert table_items() + table_items("FeedTable") == before
 
 
 def test_register_rejects_a_second_registration_of_the_same_user(commerce_api: ApiClient) -> None:
@@ -118,7 +142,7 @@ def test_get_user_shows_me_my_private_fields_and_etag_with_one_strong_read(comme
     assert answer.status == 200
     assert answer.json == me
     assert answer.headers["ETag"] == '"1"'
-    assert calls.operations == ["GetItem"]
+    assert calls.operations == ["BatchGetItem"]  # CommerceTable and FeedTable in one request
 
 
 def test_get_user_me_reads_the_caller(commerce_api: ApiClient) -> None:
@@ -182,7 +206,7 @@ def test_update_me_with_the_current_etag_changes_the_profile_and_the_etag(commer
     assert answer.status == 200
     assert answer.json["name"] == "Ada King"
     assert answer.headers["ETag"] == '"2"'
-    assert calls.operations == ["UpdateItem"]
+    assert calls.operations == ["TransactWriteItems", "BatchGetItem"]  # both halves, then read back
     assert commerce_api.get("/users/me").json["name"] == "Ada King"
 
 

@@ -30,10 +30,8 @@ class Tables:
     env_vars: Path
     client: Any
 
-    def item(self, key: Mapping[str, str]) -> dict[str, Any] | None:
-        response = self.client.get_item(
-            TableName=self.names["CommerceTable"], Key=dynamo.serialize(key), ConsistentRead=True
-        )
+    def item(self, key: Mapping[str, str], table: str = "CommerceTable") -> dict[str, Any] | None:
+        response = self.client.get_item(TableName=self.names[table], Key=dynamo.serialize(key), ConsistentRead=True)
         return dynamo.deserialize(response["Item"]) if "Item" in response else None
 
     def entities(self, entity_type: str) -> list[dict[str, Any]]:
@@ -53,9 +51,8 @@ def new_tables(sam: SamLocal, engine: dynamodb_local.DynamoDBLocal, directory: P
         aws_secret_access_key="samlocal",
     )
     names = create_tables(client, suffix=f"-{uuid.uuid4().hex[:12]}")
-    env_vars = sam.write_env_vars(
-        engine.endpoint, tables={"COMMERCE_TABLE_NAME": names["CommerceTable"]}, path=directory / "env.json"
-    )
+    tables = {"COMMERCE_TABLE_NAME": names["CommerceTable"], "FEED_TABLE_NAME": names["FeedTable"]}
+    env_vars = sam.write_env_vars(engine.endpoint, tables=tables, path=directory / "env.json")
     return Tables(names, env_vars, client)
 
 

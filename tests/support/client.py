@@ -66,3 +66,9 @@ class ApiClient:
 
     def patch(self, path: str, body: Any = None, **options: Any) -> Answer:
         return self.request("PATCH", path, body, **options)
+
+    def put(self, path: str, body: Any = None, **options: Any) -> Answer:
+        return self.request("PUT", path, body, **options)
+
+    def delete(self, path: str, **options: Any) -> Answer:
+        return self.request("DELETE", path, **options)

@@ -24,8 +24,9 @@ def money(amount: int = PRICE, currency: str = CURRENCY) -> dict[str, Any]:
     return {"amount": amount, "currency": currency}
 
 
-def user_body(email: str | None = None, name: str = "Ada Lovelace") -> dict[str, Any]:
-    return {"email": email or f"{uuid.uuid4().hex[:12]}@example.com", "name": name}
+def user_body(email: str | None = None, name: str = "Ada Lovelace", handle: str | None = None) -> dict[str, Any]:
+    body = {"email": email or f"{uuid.uuid4().hex[:12]}@example.com", "name": name}
+    return body | ({"handle": handle} if handle else {})
 
 
 def product_body(

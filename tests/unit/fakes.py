@@ -90,6 +90,9 @@ class InMemoryCommerce:
     def get_customer(self, user_id: str) -> Customer | None:
         return self._customers.get(user_id)
 
+    def email_owner(self, email: str) -> str | None:
+        return self._email_owners.get(email.lower())
+
     def update_customer(self, user_id: str, expected_version: int, changes: dict[str, Any], now: str) -> Customer:
         updated = _versioned("user", user_id, self._customers.get(user_id), expected_version, changes, now)
         self._customers[user_id] = updated

@@ -6,7 +6,6 @@ from pydantic import Field, Strict, StringConstraints
 
 from shopfeed.commerce.models import (
     MAX_ORDER_LINES,
-    Customer,
     Order,
     OrderLine,
     OrderStatus,
@@ -18,24 +17,12 @@ from shopfeed.commerce.models import (
 from shopfeed.commerce.types import ProductId, Quantity, StockLevel
 from shopfeed.platform.models import Request, View
 from shopfeed.platform.search import SearchHit
-from shopfeed.platform.types import JSON_INTEGER, Email, Money
+from shopfeed.platform.types import JSON_INTEGER, Money
 
 MAX_RESTOCK = 1_000_000
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
 Text = Annotated[str, StringConstraints(max_length=4000)]
 Category = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9\-]*$")]
-
-
-class RegisterUser(Request):
-    email: Annotated[
-        Email | None,
-        Field(description="Needed only when the token has no verified email claim; otherwise it must equal it."),
-    ] = None
-    name: Name
-
-
-class UpdateProfile(Request):
-    name: Name | None = None
 
 
 class CreateProduct(Request):
@@ -66,22 +53,6 @@ class OrderLineRequest(Request):
 
 class PlaceOrder(Request):
     lines: Annotated[list[OrderLineRequest], Field(min_length=1, max_length=MAX_ORDER_LINES)]
-
-
-class UserView(View):
-    user_id: str
-    name: str
-    created_at: str
-    email: Annotated[str | None, Field(description="Only for the user themself and admins.")] = None
-
-    @classmethod
-    def of(cls, customer: Customer, private: bool) -> "UserView":
-        return cls(
-            user_id=customer.user_id,
-            name=customer.name,
-            created_at=customer.created_at,
-            email=customer.email if private else None,
-        )
 
 
 class ProductView(View):

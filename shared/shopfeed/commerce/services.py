@@ -50,9 +50,16 @@ class Commerce(Protocol):
 
 
 def register_customer(store: Commerce, caller: Caller, email: str | None, name: str) -> Customer:
-    """Register the caller. The address is the token's verified ``email`` claim when it carries one (a
-    different address in the body is refused); without one, the body's address is kept unverified: shown
-    to its owner, but it claims nothing, so it cannot keep the real owner of the address out."""
+    """Register the caller as a customer (see ``new_customer`` for the address)."""
+    customer = new_customer(caller, email, name, iso(utc_now()))
+    store.add_customer(customer)
+    return customer
+
+
+def new_customer(caller: Caller, email: str | None, name: str, now: str) -> Customer:
+    """The caller as a new customer. The address is the token's verified ``email`` claim when it carries
+    one (a different address in the body is refused); without one, the body's address is kept
+    unverified: shown to its owner, but it claims nothing, so it cannot keep the real owner out."""
     if caller.verified_email is not None:
         if email not in (None, caller.verified_email):
             raise InvalidRequest("The email must be the verified address of your token (or be left out).")
@@ -61,8 +68,7 @@ def register_customer(store: Commerce, caller: Caller, email: str | None, name: 
         raise InvalidRequest("Your token carries no verified email address: send one in the body.")
     else:
         address = email
-    now = iso(utc_now())
-    customer = Customer(
+    return Customer(
         user_id=caller.user_id,
         email=address,
         email_verified=caller.verified_email is not None,
@@ -71,8 +77,6 @@ def register_customer(store: Commerce, caller: Caller, email: str | None, name: 
         updated_at=now,
         version=1,
     )
-    store.add_customer(customer)
-    return customer
 
 
 def read_customer(store: Commerce, caller: Caller, user_id: str) -> tuple[Customer, bool]:

@@ -13,6 +13,7 @@ from botocore.config import Config
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_events import EventBridgeClient
+    from mypy_boto3_sqs import SQSClient
 
 # Lambda's own timeout bounds the call; short connect/read timeouts let the SDK's standard retry mode
 # try again inside it instead of one stuck socket eating the whole invocation.
@@ -35,11 +36,16 @@ def eventbridge() -> "EventBridgeClient":
 
 
 @cache
+def sqs() -> "SQSClient":
+    return boto3.client("sqs", config=_CONFIG)
+
+
+@cache
 def secret_string(secret_arn: str) -> str:
     return str(boto3.client("secretsmanager", config=_CONFIG).get_secret_value(SecretId=secret_arn)["SecretString"])
 
 
 def reset() -> None:
     """Forget every client (tests switch endpoints between engines)."""
-    for factory in (dynamodb, eventbridge, secret_string):
+    for factory in (dynamodb, eventbridge, sqs, secret_string):
         factory.cache_clear()

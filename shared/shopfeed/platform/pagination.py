@@ -1,8 +1,8 @@
 """Pages over DynamoDB queries, with one opaque signed cursor per page (see ``cursors``).
 
 ``query_page`` reads one partition of one index. ``merged_page`` reads several partitions at once
-(the write shards of a hot index, or a home feed and the celebrities it follows) and merges them
-by sort key, k-way: one Query per source still holding items, one cursor remembering, per source,
+(the write shards of a hot index, or a timeline and the partitions of the authors it follows) and
+merges them by sort key, k-way: one Query per source still holding items, one cursor remembering, per source,
 the last item a page consumed or that the source is exhausted, so the next page resumes each one
 exactly. Items compare by their source's sort key, so sources merged together must share its format
 (for example ``<ISO time>#<id>``).

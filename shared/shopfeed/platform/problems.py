@@ -112,6 +112,9 @@ def problem_responses(*raised: type[errors.DomainError], ok: int = 200) -> dict[
     for spec in specs:
         grouped.setdefault(int(spec.status), []).append(spec.title)
     documented: dict[int, Any] = {ok: {"description": "Created" if ok == 201 else "OK"}}
+    if ok == 204:
+        # No body: an empty content map, else the document would promise a JSON null a client cannot parse.
+        documented[ok] = {"description": "No Content", "content": {}}
     for status, titles in sorted(grouped.items()):
         documented[status] = {
             "description": "; ".join(dict.fromkeys(titles)),

@@ -166,11 +166,13 @@ def route(records: Iterable[Mapping[str, Any]], routes: Mapping[str, RecordTypeH
     """Parse every record, hand each record type's records to its handler, collect the failures.
 
     A record that does not parse fails on its own. A record of a type without a route is logged and
-    counted, then acknowledged (see the module docstring).
+    counted, then acknowledged (see the module docstring). A handler routed for several types gets all
+    of their records in one call, in batch order: a counter fed by two record types (posts and follows
+    both count on a profile) still writes each target once per batch.
     """
     order: list[str | None] = []
     failures: dict[str | None, Exception] = {}
-    by_type: dict[str, list[ItemChange]] = {}
+    by_handler: dict[RecordTypeHandler, list[ItemChange]] = {}
     unrouted = 0
     for raw in records:
         order.append(_sequence_number(raw))
@@ -181,7 +183,7 @@ def route(records: Iterable[Mapping[str, Any]], routes: Mapping[str, RecordTypeH
             continue
         entity_type = change.entity_type
         if entity_type is not None and entity_type in routes:
-            by_type.setdefault(entity_type, []).append(change)
+            by_handler.setdefault(routes[entity_type], []).append(change)
             continue
         unrouted += 1
         logger.error(
@@ -192,8 +194,8 @@ def route(records: Iterable[Mapping[str, Any]], routes: Mapping[str, RecordTypeH
         )
     if unrouted:
         metrics.add_metric(name=UNROUTED_METRIC, unit="Count", value=unrouted)
-    for entity_type, changes in by_type.items():
-        failures.update(routes[entity_type](changes))
+    for handler, changes in by_handler.items():
+        failures.update(handler(changes))
     return BatchOutcome({key: failures[key] for key in order if key in failures})
 
 

@@ -1,0 +1,27 @@
+"""Fanout worker: each FanoutQueue message is one page of a post's followers (see feed.fanout)."""
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from shopfeed.feed import fanout
+from shopfeed.feed.settings import FanoutSettings
+from shopfeed.platform import warmup
+from shopfeed.platform.config import settings
+from shopfeed.platform.observability import logger, metrics
+
+processor = BatchProcessor(event_type=EventType.SQS)
+warmup.prime(lambda: fanout.ports(settings(FanoutSettings)))
+
+
+def fan_out_page(record: SQSRecord) -> None:
+    fanout.handle_message(record.body)
+
+
+@logger.inject_lambda_context
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
+    return process_partial_response(event, record_handler=fan_out_page, processor=processor, context=context)

@@ -1,0 +1,24 @@
+"""Feed HTTP API: posts, tags, follows, home feed, likes, comments, notifications, leaderboard.
+
+Routes live in shopfeed.feed.routes.
+"""
+
+from typing import Any
+
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from shopfeed.feed import bootstrap
+from shopfeed.feed.routes import comments, follows, home, likes, notifications, posts
+from shopfeed.platform import warmup
+from shopfeed.platform.http import build_resolver
+from shopfeed.platform.observability import logger, metrics
+
+app = build_resolver(posts.router, follows.router, home.router, likes.router, comments.router, notifications.router)
+warmup.prime(bootstrap.feed_store, bootstrap.social_store, resolver=app)
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app.resolve(event, context)

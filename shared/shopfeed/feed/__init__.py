@@ -1,0 +1,1 @@
+"""The feed context: social profiles, posts, follows and home feeds (FeedTable)."""

@@ -1,0 +1,238 @@
+"""Write-time fanout: a new post reaches each follower's feed as one small entry item, a page at a time.
+
+The FeedTable stream consumer never reads an audience: for each new (or deleted) post it puts one
+``FanoutTask`` on the fanout queue. The worker handles one task per message: one Query for a page of
+the author's followers, their feed entries written (or deleted) with BatchWriteItem, every
+UnprocessedItems retried, then the task of the next page put on the queue. Authors above the celebrity
+threshold are not fanned out (readers merge their recent posts instead).
+
+What keeps it exact under at-least-once delivery:
+
+- An entry's key is (follower, post) and its content comes from the task alone, so a redelivered
+  task (or a whole chain of them) writes the very same items again: no duplicates.
+- A post deleted before its fanout reaches a page: the page checks the post first and writes nothing.
+- A post deleted *while* a page is written: the deletion's own fanout (``REMOVE`` tasks, through this
+  same queue) may already have passed these followers. So after writing, the page checks the post once
+  more (strongly consistent) and removes what it wrote if it is gone. If the post was still there,
+  the deletion came later, and its REMOVE tasks (which start after it) find these entries.
+"""
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Final, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from shopfeed.feed import items, keys
+from shopfeed.feed.models import FeedEntry
+from shopfeed.feed.settings import FANOUT_PAGE_SIZE, FanoutSettings
+from shopfeed.platform import batch_writes, clients, dynamo, queues
+from shopfeed.platform.config import settings
+from shopfeed.platform.observability import logger, metrics
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_sqs import SQSClient
+
+PAGE_SIZE: Final = FANOUT_PAGE_SIZE
+
+
+class FanoutAction(StrEnum):
+    ADD = "add"
+    REMOVE = "remove"
+
+
+class FanoutTask(BaseModel):
+    """One fanout queue message: a post's entry to add to (or remove from) one page of its author's
+    followers' feeds."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+    action: FanoutAction
+    entry: FeedEntry
+    # Where the author's follower list resumes (opaque, from the store); None = the first page.
+    page: str | None = None
+
+    def at(self, page: str) -> "FanoutTask":
+        return self.model_copy(update={"page": page})
+
+
+@dataclass(frozen=True)
+class FollowerPage:
+    followers: list[str]
+    next_page: str | None
+
+
+class FanoutStore(Protocol):
+    """The FeedTable side of fanout (FanoutRepository, or an in-memory fake in unit tests)."""
+
+    def followers(self, author_id: str, page: str | None, limit: int) -> FollowerPage:
+        """One page of the author's followers (one Query) and where the next page starts."""
+        ...
+
+    def post_exists(self, post_id: str) -> bool:
+        """Whether the post is still there, strongly consistent."""
+        ...
+
+    def add_entries(self, entry: FeedEntry, followers: Sequence[str]) -> None:
+        """Put the entry in each follower's feed; returns only when DynamoDB has written every one."""
+        ...
+
+    def remove_entries(self, entry: FeedEntry, followers: Sequence[str]) -> None:
+        """Delete the entry from each follower's feed (absent ones are fine)."""
+        ...
+
+
+class TaskQueue(Protocol):
+    """The fanout queue (SqsTaskQueue, or an in-memory fake)."""
+
+    def send(self, tasks: Sequence[FanoutTask]) -> dict[int, str]:
+        """Enqueue ``tasks``; returns why each refused one failed, by its position in ``tasks``."""
+        ...
+
+
+class TasksNotQueued(Exception):
+    """The queue refused a task: the message (or stream record) that made it fails and comes back."""
+
+
+@dataclass(frozen=True)
+class PageReport:
+    """What one task did: entries written or removed, and whether it stopped because the post is gone."""
+
+    written: int = 0
+    removed: int = 0
+    continued: bool = False
+    post_gone: bool = False
+
+
+def run_page(task: FanoutTask, store: FanoutStore, queue: TaskQueue, page_size: int = PAGE_SIZE) -> PageReport:
+    """Fan one page of followers out (or in), then enqueue the next page's task."""
+    entry = task.entry
+    if task.action is FanoutAction.REMOVE:
+        page = store.followers(entry.author_id, task.page, page_size)
+        store.remove_entries(entry, page.followers)
+        _continue(task, page, queue)
+        return PageReport(removed=len(page.followers), continued=page.next_page is not None)
+    if not store.post_exists(entry.post_id):
+        return PageReport(post_gone=True)
+    page = store.followers(entry.author_id, task.page, page_size)
+    store.add_entries(entry, page.followers)
+    if not store.post_exists(entry.post_id):
+        # Deleted while this page was written: its REMOVE tasks may have passed these followers already.
+        store.remove_entries(entry, page.followers)
+        return PageReport(removed=len(page.followers), post_gone=True)
+    _continue(task, page, queue)
+    return PageReport(written=len(page.followers), continued=page.next_page is not None)
+
+
+def _continue(task: FanoutTask, page: FollowerPage, queue: TaskQueue) -> None:
+    # After the writes, never before: if this invocation fails, its message comes back and the chain
+    # goes on from here, instead of a second chain running from the next page on.
+    if page.next_page is not None and (refused := queue.send([task.at(page.next_page)])):
+        raise TasksNotQueued(refused[0])
+
+
+# -- adapters ------------------------------------------------------------------------------------
+
+
+class SqsTaskQueue:
+    """The fanout queue in SQS: one message per task, its body the task as JSON."""
+
+    def __init__(self, client: "SQSClient", queue_url: str) -> None:
+        self._client = client
+        self._queue_url = queue_url
+
+    def send(self, tasks: Sequence[FanoutTask]) -> dict[int, str]:
+        return queues.send_all(self._client, self._queue_url, [task.model_dump_json() for task in tasks])
+
+
+class FanoutRepository:
+    """Every FeedTable call of fanout: follower pages, the post check, feed entries in and out."""
+
+    def __init__(self, client: "DynamoDBClient", table: str, sleep: batch_writes.Sleep = time.sleep) -> None:
+        self._client = client
+        self._table = table
+        self._sleep = sleep
+
+    def followers(self, author_id: str, page: str | None, limit: int) -> FollowerPage:
+        query: dict[str, Any] = {}
+        if page is not None:
+            query["ExclusiveStartKey"] = json.loads(page)
+        response = self._client.query(
+            TableName=self._table,
+            KeyConditionExpression="PK = :author AND begins_with(SK, :follower)",
+            ExpressionAttributeValues={
+                ":author": dynamo.value(keys.user_partition(author_id)),
+                ":follower": dynamo.value(keys.FOLLOWER),
+            },
+            # Only the edge's key: it names the follower, and a smaller page reads fewer units.
+            ProjectionExpression="PK, SK",
+            # One more than a page: an audience that ends on a page boundary queues no empty last page.
+            Limit=limit + 1,
+            **query,
+        )
+        edges = response["Items"]
+        followers = [keys.parse_follower_id(edge["SK"]["S"]) for edge in edges[:limit]]
+        resume: Any = edges[limit - 1] if len(edges) > limit else response.get("LastEvaluatedKey")
+        return FollowerPage(followers, json.dumps(resume, sort_keys=True) if resume else None)
+
+    def post_exists(self, post_id: str) -> bool:
+        response = self._client.get_item(
+            TableName=self._table,
+            Key=dynamo.serialize(keys.post(post_id)),
+            ConsistentRead=True,
+            ProjectionExpression="PK",
+        )
+        return "Item" in response
+
+    def add_entries(self, entry: FeedEntry, followers: Sequence[str]) -> None:
+        requests = [{"PutRequest": {"Item": dynamo.serialize(items.feed_entry_item(f, entry))}} for f in followers]
+        self._write(requests)
+
+    def remove_entries(self, entry: FeedEntry, followers: Sequence[str]) -> None:
+        requests = [
+            {"DeleteRequest": {"Key": dynamo.serialize(keys.feed_entry(f, entry.created_at, entry.post_id))}}
+            for f in followers
+        ]
+        self._write(requests)
+
+    def _write(self, requests: list[Any]) -> None:
+        batch_writes.write_all(self._client, self._table, requests, sleep=self._sleep)
+
+
+# -- composition ---------------------------------------------------------------------------------
+
+
+def task_queue(config: FanoutSettings) -> SqsTaskQueue:
+    """The fanout queue as the worker and the stream consumer use it in AWS. Cheap to call per batch:
+    the clients are made once per container by their factories."""
+    return SqsTaskQueue(clients.sqs(), config.fanout_queue_url)
+
+
+def ports(config: FanoutSettings) -> tuple[FanoutRepository, SqsTaskQueue]:
+    """The worker's table and queue."""
+    return FanoutRepository(clients.dynamodb(), config.feed_table_name), task_queue(config)
+
+
+def handle_message(body: str) -> PageReport:
+    """The worker's record handler: one queue message, one page. A malformed body raises (pydantic's
+    ValidationError): the message fails on its own and, after the queue's maxReceiveCount, reaches
+    the dead-letter queue. So does a page DynamoDB keeps refusing (UnprocessedWrites)."""
+    task = FanoutTask.model_validate_json(body)
+    config = settings(FanoutSettings)
+    report = run_page(task, *ports(config), page_size=config.fanout_page_size)
+    logger.info(
+        "fanout page done",
+        action=task.action,
+        post_id=task.entry.post_id,
+        written=report.written,
+        removed=report.removed,
+        continued=report.continued,
+        post_gone=report.post_gone,
+    )
+    metrics.add_metric(name="FanoutEntriesWritten", unit="Count", value=report.written)
+    metrics.add_metric(name="FanoutEntriesRemoved", unit="Count", value=report.removed)
+    return report

@@ -1,0 +1,240 @@
+"""Stored item shapes of FeedTable and their explicit mapping to and from domain models.
+
+``entity_type`` is written on every item: the feed stream consumer routes on it (and its ESM filters
+match on it), so its values are a persisted contract and never change.
+"""
+
+from datetime import datetime, timedelta
+from typing import Any, Final
+
+from shopfeed.feed import keys
+from shopfeed.feed.models import (
+    Comment,
+    Delivery,
+    FeedEntry,
+    Follow,
+    LeaderboardEntry,
+    Like,
+    Notification,
+    Post,
+    PostSummary,
+    Profile,
+    PullAuthor,
+)
+
+PROFILE: Final = "Profile"
+HANDLE_GUARD: Final = "HandleGuard"
+FOLLOW: Final = "Follow"
+POST: Final = "Post"
+POST_TAG: Final = "PostTag"
+FEED_ENTRY: Final = "FeedEntry"
+PULL_AUTHOR: Final = "PullAuthor"
+
+# Counter attributes, maintained by the feed stream consumer (ADD, never a read-modify-write).
+FOLLOWERS_COUNT: Final = "followers_count"
+FOLLOWING_COUNT: Final = "following_count"
+POSTS_COUNT: Final = "posts_count"
+LIKES_COUNT: Final = "likes_count"
+COMMENTS_COUNT: Final = "comments_count"
+
+# TTL attribute of the table. Feed entries and the pull-author registry keep a post reachable from a
+# follower's home feed for this long after it was posted.
+EXPIRES_AT: Final = "expires_at"
+FEED_RETENTION: Final = timedelta(days=30)
+
+# Attributes the indexes project (template.yaml lists the same; a template test compares).
+POST_SUMMARY_ATTRIBUTES: Final = ("post_id", "author_id", "text", "tags", "created_at")
+FEED_ENTRY_ATTRIBUTES: Final = ("post_id", "author_id", "created_at")
+FOLLOW_ATTRIBUTES: Final = ("follower_id", "followee_id", "followed_at")
+PROJECTIONS: Final = {
+    keys.POSTS_BY_AUTHOR.name: POST_SUMMARY_ATTRIBUTES,
+    keys.PULLED_POSTS_BY_AUTHOR.name: FEED_ENTRY_ATTRIBUTES,
+    keys.POSTS_BY_TAG.name: POST_SUMMARY_ATTRIBUTES,
+    keys.FOLLOWERS_BY_USER.name: FOLLOW_ATTRIBUTES,
+    keys.FOLLOWING_BY_USER.name: FOLLOW_ATTRIBUTES,
+}
+
+Item = dict[str, Any]
+
+
+def _epoch(iso_time: str) -> int:
+    return int(datetime.fromisoformat(iso_time).timestamp())
+
+
+def _expires(iso_time: str) -> int:
+    return _epoch(iso_time) + int(FEED_RETENTION.total_seconds())
+
+
+def _pick(item: Item, names: tuple[str, ...] | Any) -> Item:
+    return {name: item[name] for name in names if name in item}
+
+
+# -- profiles ------------------------------------------------------------------------------------
+
+
+def profile_item(profile: Profile) -> Item:
+    return {**keys.profile(profile.user_id), "entity_type": PROFILE, **profile.model_dump()}
+
+
+def handle_guard_item(profile: Profile) -> Item:
+    return {**keys.handle_guard(profile.handle), "entity_type": HANDLE_GUARD, "user_id": profile.user_id}
+
+
+def profile_from(item: Item) -> Profile:
+    return Profile.model_validate(_pick(item, Profile.model_fields))
+
+
+# -- follows -------------------------------------------------------------------------------------
+
+
+def follow_item(follow: Follow) -> Item:
+    return {
+        **keys.follow(follow.followee_id, follow.follower_id),
+        **keys.follower_of(follow.followee_id, follow.follower_id, follow.followed_at),
+        **keys.followed_by(follow.follower_id, follow.followee_id, follow.followed_at),
+        "entity_type": FOLLOW,
+        **follow.model_dump(),
+    }
+
+
+def follow_from(item: Item) -> Follow:
+    return Follow.model_validate(_pick(item, FOLLOW_ATTRIBUTES))
+
+
+# -- posts and tags ------------------------------------------------------------------------------
+
+
+def post_item(post: Post) -> Item:
+    pulled = (
+        keys.pulled_post_by_author(post.author_id, post.created_at, post.post_id)
+        if post.delivery is Delivery.PULL
+        else {}
+    )
+    return {
+        **keys.post(post.post_id),
+        **keys.post_by_author(post.author_id, post.created_at, post.post_id),
+        **pulled,
+        "entity_type": POST,
+        **post.model_dump(mode="json"),
+    }
+
+
+def post_tag_item(post: Post, tag: str) -> Item:
+    return {
+        **keys.post_tag(post.post_id, tag),
+        **keys.post_by_tag(tag, post.created_at, post.post_id),
+        "entity_type": POST_TAG,
+        "tag": tag,
+        **post.model_dump(mode="json", include=set(POST_SUMMARY_ATTRIBUTES)),
+    }
+
+
+def post_from(item: Item) -> Post:
+    return Post.model_validate(_pick(item, Post.model_fields))
+
+
+def post_summary_from(item: Item) -> PostSummary:
+    return PostSummary.model_validate(_pick(item, POST_SUMMARY_ATTRIBUTES))
+
+
+def summary_of(post: Post) -> PostSummary:
+    return PostSummary.model_validate(post.model_dump(include=set(POST_SUMMARY_ATTRIBUTES)))
+
+
+# -- home feeds ----------------------------------------------------------------------------------
+
+
+def entry_of(post: Post) -> FeedEntry:
+    return FeedEntry(post_id=post.post_id, author_id=post.author_id, created_at=post.created_at)
+
+
+def feed_entry_item(follower_id: str, entry: FeedEntry) -> Item:
+    """Deterministic: the same post and follower always make the same item, so a redelivered fanout
+    message rewrites identical items."""
+    return {
+        **keys.feed_entry(follower_id, entry.created_at, entry.post_id),
+        "entity_type": FEED_ENTRY,
+        **entry.model_dump(),
+        EXPIRES_AT: _expires(entry.created_at),
+    }
+
+
+def feed_entry_from(item: Item) -> FeedEntry:
+    return FeedEntry.model_validate(_pick(item, FEED_ENTRY_ATTRIBUTES))
+
+
+def pull_author_item(author: PullAuthor) -> Item:
+    return {
+        **keys.pull_author(author.author_id),
+        "entity_type": PULL_AUTHOR,
+        **author.model_dump(),
+        EXPIRES_AT: _expires(author.last_pull_post_at),
+    }
+
+
+def pull_author_from(item: Item) -> PullAuthor:
+    return PullAuthor.model_validate(_pick(item, PullAuthor.model_fields))
+
+
+# -- likes, comments, notifications, leaderboard ----------------------------------------------------
+
+LIKE: Final = "Like"
+COMMENT: Final = "Comment"
+NOTIFICATION: Final = "Notification"
+LEADERBOARD_ENTRY: Final = "LeaderboardEntry"
+
+GAINED: Final = "gained"  # followers an author gained in a month (leaderboard counter)
+NOTIFICATION_COUNT: Final = "count"  # likes collapsed into one notification
+# A read notification stays listed in "all" this long, then TTL removes it.
+READ_RETENTION: Final = timedelta(days=30)
+
+LIKE_ATTRIBUTES: Final = ("post_id", "user_id", "post_author_id", "liked_at")
+NOTIFICATION_ATTRIBUTES: Final = tuple(Notification.model_fields)
+SOCIAL_PROJECTIONS: Final = {
+    keys.LIKES_BY_POST.name: LIKE_ATTRIBUTES,
+    keys.UNREAD_BY_USER.name: NOTIFICATION_ATTRIBUTES,
+    keys.AUTHORS_BY_GAINED.name: (),  # KEYS_ONLY: the author is the SK, the count the index key
+}
+
+
+def read_expiry(read_at: str) -> int:
+    return _epoch(read_at) + int(READ_RETENTION.total_seconds())
+
+
+def like_item(like: Like) -> Item:
+    return {
+        **keys.like(like.post_id, like.user_id),
+        **keys.like_by_time(like.post_id, like.user_id, like.liked_at),
+        "entity_type": LIKE,
+        **like.model_dump(),
+    }
+
+
+def like_from(item: Item) -> Like:
+    return Like.model_validate(_pick(item, LIKE_ATTRIBUTES))
+
+
+def comment_item(comment: Comment) -> Item:
+    return {**keys.comment(comment.post_id, comment.comment_id), "entity_type": COMMENT, **comment.model_dump()}
+
+
+def comment_from(item: Item) -> Comment:
+    return Comment.model_validate(_pick(item, Comment.model_fields))
+
+
+def notification_item(notification: Notification) -> Item:
+    """An unread notification carries the sparse UnreadByUser keys; marking it read removes them."""
+    return {
+        **keys.notification(notification.user_id, notification.notification_id),
+        **keys.unread(notification.user_id, notification.notification_id),
+        "entity_type": NOTIFICATION,
+        **notification.model_dump(mode="json", exclude_none=True),
+    }
+
+
+def notification_from(item: Item) -> Notification:
+    return Notification.model_validate(_pick(item, NOTIFICATION_ATTRIBUTES))
+
+
+def leaderboard_entry_from(item: Item) -> LeaderboardEntry:
+    return LeaderboardEntry(author_id=keys.parse_user_id(item["SK"]), gained=int(item[GAINED]))

@@ -1,0 +1,251 @@
+"""Every key format of FeedTable, in one place. No other module spells a prefix.
+
+Base table (PK / SK):
+    USER#<user_id>          PROFILE                   social profile (+ followers/following/posts counters)
+    HANDLE#<handle>         GUARD                     unique-handle guard (points at the user)
+    USER#<followee_id>      FOLLOWER#<follower_id>    follow edge, keyed by its natural key (one per pair)
+    POST#<post_id>          META                      post (+ likes/comments counters)
+    POST#<post_id>          TAG#<tag>                 one item per tag of a post (feeds PostsByTag)
+    FEED#<user_id>          <created_at>#<post_id>    feed entry: a followed author's post, written by fanout
+    PULL_AUTHORS            USER#<author_id>          an author whose recent posts are merged at read time
+    APPLIED#<sequence no.>  <target>                  mark: a stream record was counted on <target> (48 h)
+    IDEMPOTENCY#...         REQUEST                   Idempotency-Key record (platform.idempotency)
+
+Indexes (attribute names say which index they feed):
+    PostsByAuthor        by_author_pk = USER#<author_id>      by_author_sk = <created_at>#<post_id>
+    PulledPostsByAuthor  pulled_pk    = USER#<author_id>      pulled_sk    = <created_at>#<post_id>  (sparse)
+    PostsByTag           by_tag_pk    = TAG#<tag>#<n>         by_tag_sk    = <created_at>#<post_id>
+    FollowersByUser      followers_pk = USER#<followee_id>    followers_sk = <followed_at>#<follower_id>
+    FollowingByUser      following_pk = USER#<follower_id>    following_sk = <followed_at>#<followee_id>
+
+A feed entry's SK and the PulledPostsByAuthor sort key have the same format on purpose: the home feed
+merges both by that string (FEED-003).
+"""
+
+import hashlib
+from typing import Final
+
+from shopfeed.platform.dynamo import IndexSpec
+
+USER: Final = "USER#"
+PROFILE: Final = "PROFILE"
+HANDLE: Final = "HANDLE#"
+GUARD: Final = "GUARD"
+FOLLOWER: Final = "FOLLOWER#"
+POST: Final = "POST#"
+META: Final = "META"
+TAG: Final = "TAG#"
+FEED: Final = "FEED#"
+PULL_AUTHORS: Final = "PULL_AUTHORS"
+APPLIED: Final = "APPLIED#"
+
+# Write sharding of a tag's index partition (a hot tag, see docs/data-model.md). Changing the count
+# strands tag items written under the old one, so it is a constant of the data model.
+TAG_SHARDS: Final = 4
+
+
+# The indexes, with the only spelling of their attribute names (template.yaml declares the same;
+# a template test compares).
+POSTS_BY_AUTHOR: Final = IndexSpec("PostsByAuthor", "by_author_pk", "by_author_sk")
+PULLED_POSTS_BY_AUTHOR: Final = IndexSpec("PulledPostsByAuthor", "pulled_pk", "pulled_sk")
+POSTS_BY_TAG: Final = IndexSpec("PostsByTag", "by_tag_pk", "by_tag_sk")
+FOLLOWERS_BY_USER: Final = IndexSpec("FollowersByUser", "followers_pk", "followers_sk")
+FOLLOWING_BY_USER: Final = IndexSpec("FollowingByUser", "following_pk", "following_sk")
+INDEXES: Final = (POSTS_BY_AUTHOR, PULLED_POSTS_BY_AUTHOR, POSTS_BY_TAG, FOLLOWERS_BY_USER, FOLLOWING_BY_USER)
+
+Key = dict[str, str]
+
+
+def _index_key(index: IndexSpec, partition: str, sort: str) -> Key:
+    return {index.partition_key: partition, index.sort_key: sort}
+
+
+def _shard(ident: str, shards: int) -> int:
+    # A stable hash: Python's hash() is salted per process.
+    return int.from_bytes(hashlib.sha256(ident.encode()).digest()[:4], "big") % shards
+
+
+def _newest_first(at: str, ident: str) -> str:
+    """``<ISO-8601 UTC time>#<id>``: sorts as text in time order, the id breaking ties."""
+    return f"{at}#{ident}"
+
+
+# -- users ---------------------------------------------------------------------------------------
+
+
+def user_partition(user_id: str) -> str:
+    return USER + user_id
+
+
+def profile(user_id: str) -> Key:
+    return {"PK": user_partition(user_id), "SK": PROFILE}
+
+
+def handle_guard(handle: str) -> Key:
+    return {"PK": HANDLE + handle.lower(), "SK": GUARD}
+
+
+# -- follows -------------------------------------------------------------------------------------
+
+
+def follow(followee_id: str, follower_id: str) -> Key:
+    """The edge "follower follows followee", in the followee's partition: the fanout worker pages an
+    author's followers with one Query on it (``begins_with(SK, FOLLOWER#)``)."""
+    return {"PK": user_partition(followee_id), "SK": FOLLOWER + follower_id}
+
+
+def follower_of(followee_id: str, follower_id: str, followed_at: str) -> Key:
+    return _index_key(FOLLOWERS_BY_USER, user_partition(followee_id), _newest_first(followed_at, follower_id))
+
+
+def followed_by(follower_id: str, followee_id: str, followed_at: str) -> Key:
+    return _index_key(FOLLOWING_BY_USER, user_partition(follower_id), _newest_first(followed_at, followee_id))
+
+
+def parse_follower_id(sk: str) -> str:
+    if not sk.startswith(FOLLOWER):
+        raise ValueError(f"not a follow edge key: {sk}")
+    return sk.removeprefix(FOLLOWER)
+
+
+# -- posts and tags ------------------------------------------------------------------------------
+
+
+def post_partition(post_id: str) -> str:
+    return POST + post_id
+
+
+def post(post_id: str) -> Key:
+    return {"PK": post_partition(post_id), "SK": META}
+
+
+def post_by_author(author_id: str, created_at: str, post_id: str) -> Key:
+    return _index_key(POSTS_BY_AUTHOR, user_partition(author_id), _newest_first(created_at, post_id))
+
+
+def pulled_post_by_author(author_id: str, created_at: str, post_id: str) -> Key:
+    """Only on posts delivered by the read-time merge (the author was above the celebrity threshold)."""
+    return _index_key(PULLED_POSTS_BY_AUTHOR, user_partition(author_id), _newest_first(created_at, post_id))
+
+
+def post_tag(post_id: str, tag: str) -> Key:
+    """A tag item lives in its post's partition: one Query finds a post's tags when it is deleted."""
+    return {"PK": post_partition(post_id), "SK": TAG + tag}
+
+
+def tag_shard(post_id: str) -> int:
+    return _shard(post_id, TAG_SHARDS)
+
+
+def tag_partition(tag: str, shard: int) -> str:
+    return f"{TAG}{tag}#{shard}"
+
+
+def post_by_tag(tag: str, created_at: str, post_id: str) -> Key:
+    return _index_key(POSTS_BY_TAG, tag_partition(tag, tag_shard(post_id)), _newest_first(created_at, post_id))
+
+
+def parse_post_id(pk: str) -> str:
+    if not pk.startswith(POST):
+        raise ValueError(f"not a post key: {pk}")
+    return pk.removeprefix(POST)
+
+
+def parse_tag(sk: str) -> str:
+    if not sk.startswith(TAG):
+        raise ValueError(f"not a tag key: {sk}")
+    return sk.removeprefix(TAG)
+
+
+# -- home feeds ----------------------------------------------------------------------------------
+
+
+def feed_partition(user_id: str) -> str:
+    return FEED + user_id
+
+
+def feed_entry(follower_id: str, created_at: str, post_id: str) -> Key:
+    """Derived from the post alone (plus the follower): a redelivered fanout writes the same key, and a
+    delete computes it from the post's old image."""
+    return {"PK": feed_partition(follower_id), "SK": _newest_first(created_at, post_id)}
+
+
+def pull_author(author_id: str) -> Key:
+    return {"PK": PULL_AUTHORS, "SK": user_partition(author_id)}
+
+
+def parse_user_id(key: str) -> str:
+    """The user id of a ``USER#<id>`` value (a profile's PK, a PullAuthor's SK, an index partition)."""
+    if not key.startswith(USER):
+        raise ValueError(f"not a user key: {key}")
+    return key.removeprefix(USER)
+
+
+# -- stream consumers ------------------------------------------------------------------------------
+
+
+def applied_record(target: str, sequence_number: str) -> Key:
+    """The mark that a stream record was applied to ``target`` (platform.exactly_once): one partition
+    per record, so marks never crowd a hot counter's partition."""
+    return {"PK": APPLIED + sequence_number, "SK": target}
+
+
+# -- likes, comments, notifications, leaderboard ----------------------------------------------------
+#
+#   POST#<post_id>              LIKE#<user_id>            a like, keyed by its natural key (one per user)
+#   POST#<post_id>              COMMENT#<comment_id>      a comment; ULID ids sort oldest first
+#   NOTIFY#<user_id>            <notification_id>         a notification; ULID ids sort newest last
+#   LEADERBOARD#<YYYY-MM>#<n>   USER#<author_id>          followers an author gained in a month (shard n)
+#
+#   LikesByPost       likes_pk  = POST#<post_id>      likes_sk  = <liked_at>#<user_id>   (newest first)
+#   UnreadByUser      unread_pk = USER#<user_id>      unread_sk = <notification_id>      (sparse: unread only)
+#   AuthorsByGained   PK        = LEADERBOARD#<m>#<n> gained (N)                         (KEYS_ONLY)
+#
+# A like's natural key (one per user per post) cannot also sort by time: the base table holds the
+# natural key, the LikesByPost index the time-sorted one (FEED-005). Likes and comments live in their
+# post's partition, so deleting a post finds them with one Query (and nothing else must be spelled).
+
+LIKE: Final = "LIKE#"
+COMMENT: Final = "COMMENT#"
+NOTIFY: Final = "NOTIFY#"
+LEADERBOARD: Final = "LEADERBOARD#"
+
+# Write sharding of a month's leaderboard partition: every follow of the month counts there.
+LEADERBOARD_SHARDS: Final = 8
+
+LIKES_BY_POST: Final = IndexSpec("LikesByPost", "likes_pk", "likes_sk")
+UNREAD_BY_USER: Final = IndexSpec("UnreadByUser", "unread_pk", "unread_sk")
+AUTHORS_BY_GAINED: Final = IndexSpec("AuthorsByGained", "PK", "gained")
+SOCIAL_INDEXES: Final = (LIKES_BY_POST, UNREAD_BY_USER, AUTHORS_BY_GAINED)
+
+
+def like(post_id: str, user_id: str) -> Key:
+    return {"PK": post_partition(post_id), "SK": LIKE + user_id}
+
+
+def like_by_time(post_id: str, user_id: str, liked_at: str) -> Key:
+    return _index_key(LIKES_BY_POST, post_partition(post_id), _newest_first(liked_at, user_id))
+
+
+def comment(post_id: str, comment_id: str) -> Key:
+    return {"PK": post_partition(post_id), "SK": COMMENT + comment_id}
+
+
+def notification_partition(user_id: str) -> str:
+    return NOTIFY + user_id
+
+
+def notification(user_id: str, notification_id: str) -> Key:
+    return {"PK": notification_partition(user_id), "SK": notification_id}
+
+
+def unread(user_id: str, notification_id: str) -> Key:
+    return _index_key(UNREAD_BY_USER, user_partition(user_id), notification_id)
+
+
+def leaderboard_partition(month: str, shard: int) -> str:
+    return f"{LEADERBOARD}{month}#{shard}"
+
+
+def leaderboard_entry(month: str, author_id: str) -> Key:
+    return {"PK": leaderboard_partition(month, _shard(author_id, LEADERBOARD_SHARDS)), "SK": user_partition(author_id)}

@@ -1,0 +1,283 @@
+"""FeedTable: every DynamoDB call of the feed context's API, on the platform's table gateway.
+
+Returns domain models, never raw items; turns failed conditions and cancelled transactions into
+domain errors right here, reading the reasons by label; owns the pagination cursors of its lists.
+(The fanout worker and the counters consumer write feed entries and counters; see feed-keys in the
+data model.)
+"""
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final
+
+from shopfeed.feed import items, keys
+from shopfeed.feed.models import Delivery, FeedEntry, Follow, Post, PostSummary, Profile, PullAuthor
+from shopfeed.platform import dynamo, idempotency
+from shopfeed.platform.cursors import CursorCodec
+from shopfeed.platform.dynamo import BASE_TABLE, Transaction, Update
+from shopfeed.platform.errors import AlreadyExists, InvalidCursor, NotFound, StaleVersion
+from shopfeed.platform.idempotency import Created, IdempotentRequest, Snapshot
+from shopfeed.platform.models import Page
+from shopfeed.platform.pagination import Source, merged_page, query_page
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
+
+# Transaction labels: cancellation reasons are read by these, never by position.
+_KEY: Final = "idempotency-key"
+_POST: Final = "post"
+_EDGE: Final = "edge"
+_FOLLOWEE: Final = "followee"
+_FOLLOWER: Final = "follower"
+
+# The created post as its Idempotency-Key record keeps it (a replay answers it).
+POST_SNAPSHOT: Final = Snapshot(Post, version=1)
+
+# The home feed's read-time merge (FEED-003), bounded: at most this many followed celebrities are
+# merged, the most recently active first (one Query each per page), among at most MAX_PULL_AUTHORS
+# authors with pulled posts in the retention window (their follow edges are checked with
+# BatchGetItem, 100 keys a call).
+MAX_MERGED_AUTHORS: Final = 20
+MAX_PULL_AUTHORS: Final = 1000
+_KEYS_PER_BATCH_GET: Final = 100  # DynamoDB's limit
+
+
+class FeedRepository:
+    def __init__(
+        self,
+        table: dynamo.Table,
+        cursors: CursorCodec,
+        pull_authors_cache_seconds: float = 0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._table = table
+        self._cursors = cursors
+        self._cache_seconds = pull_authors_cache_seconds
+        self._clock = clock
+        self._pull_authors: tuple[float, list[PullAuthor]] | None = None
+
+    # -- profiles ----------------------------------------------------------------------------
+
+    def profile_ops(self, profile: Profile) -> dict[str, "TransactWriteItemTypeDef"]:
+        """The profile and its unique-handle guard, as items of a registration transaction (which
+        also writes the customer in CommerceTable): labels ``profile`` and ``handle``."""
+        return {
+            "profile": self._table.put_op(items.profile_item(profile), if_absent=True),
+            "handle": self._table.put_op(items.handle_guard_item(profile), if_absent=True),
+        }
+
+    def add_profile(self, profile: Profile) -> None:
+        transaction = Transaction()
+        for label, op in self.profile_ops(profile).items():
+            transaction.add(label, op)
+        try:
+            self._table.transact(transaction, busy=f"user {profile.user_id}")
+        except dynamo.TransactionCancelled as cancelled:
+            raise_registration_conflict(cancelled, profile)
+            raise
+
+    def get_profile(self, user_id: str) -> Profile | None:
+        item = self._table.get(keys.profile(user_id))
+        return items.profile_from(item) if item else None
+
+    def update_profile(self, user_id: str, expected_version: int, changes: Mapping[str, Any], now: str) -> Profile:
+        try:
+            item = self._table.update_versioned(
+                keys.profile(user_id), expected_version, Update(set={**changes, "updated_at": now})
+            )
+        except dynamo.ConditionFailed as failed:
+            if failed.current is None:
+                raise NotFound("user", user_id) from failed
+            raise StaleVersion("user", user_id, int(failed.current["version"])) from failed
+        return items.profile_from(item)
+
+    # -- posts -------------------------------------------------------------------------------
+
+    def add_post(self, post: Post, request: IdempotentRequest, now: datetime) -> Created[Post]:
+        """One TransactWriteItems: the post, one item per tag, the pull-author mark of a celebrity's
+        post, the Idempotency-Key record. A retry is answered from the record in CancellationReasons."""
+        transaction = Transaction()
+        transaction.add(_POST, self._table.put_op(items.post_item(post), if_absent=True))
+        for tag in post.tags:
+            transaction.add(f"tag:{tag}", self._table.put_op(items.post_tag_item(post, tag)))
+        if post.delivery is Delivery.PULL:
+            author = PullAuthor(author_id=post.author_id, last_pull_post_at=post.created_at)
+            transaction.add("pull-author", self._table.put_op(items.pull_author_item(author)))
+        transaction.add(_KEY, idempotency.record_put(self._table.name, request, POST_SNAPSHOT, post, now))
+        try:
+            self._table.transact(transaction, busy=f"post {post.post_id}")
+        except dynamo.TransactionCancelled as cancelled:
+            replayed = idempotency.replay(request, cancelled.reason(_KEY), POST_SNAPSHOT)
+            if replayed:
+                return replayed
+            raise
+        return Created(post)
+
+    def get_post(self, post_id: str) -> Post | None:
+        item = self._table.get(keys.post(post_id))
+        return items.post_from(item) if item else None
+
+    def delete_post(self, post: Post) -> None:
+        """The post and its tag items in one transaction (the post's tags name them: no Query).
+        The stream's REMOVE of the post drives the removal of its feed entries."""
+        transaction = Transaction()
+        transaction.add(_POST, self._delete_op(keys.post(post.post_id), must_exist=True))
+        for tag in post.tags:
+            transaction.add(f"tag:{tag}", self._delete_op(keys.post_tag(post.post_id, tag)))
+        try:
+            self._table.transact(transaction, busy=f"post {post.post_id}")
+        except dynamo.TransactionCancelled as cancelled:
+            if cancelled.failed(_POST):
+                raise NotFound("post", post.post_id) from cancelled
+            raise
+
+    def list_posts_of_author(self, author_id: str, limit: int, cursor: str | None) -> Page[PostSummary]:
+        found, next_cursor = query_page(
+            self._table,
+            self._cursors,
+            f"posts-by-author:{author_id}",
+            keys.POSTS_BY_AUTHOR,
+            keys.user_partition(author_id),
+            limit,
+            cursor,
+            forward=False,
+        )
+        return Page(items=[items.post_summary_from(i) for i in found], next_cursor=next_cursor)
+
+    def list_posts_with_tag(self, tag: str, limit: int, cursor: str | None) -> Page[PostSummary]:
+        """Scatter-gather over the tag's write shards, merged newest first (one Query per shard)."""
+        sources = [Source(keys.POSTS_BY_TAG, keys.tag_partition(tag, shard)) for shard in range(keys.TAG_SHARDS)]
+        found, next_cursor = merged_page(self._table, self._cursors, f"posts-by-tag:{tag}", sources, limit, cursor)
+        return Page(items=[items.post_summary_from(i) for i in found], next_cursor=next_cursor)
+
+    # -- follows -----------------------------------------------------------------------------
+
+    def add_follow(self, follow: Follow) -> tuple[Follow, bool]:
+        """Both users must exist and the edge is put only if absent: one transaction. Following
+        twice answers the first edge (from CancellationReasons, no read) and writes nothing."""
+        transaction = Transaction()
+        transaction.add(_FOLLOWEE, self._exists_check(keys.profile(follow.followee_id)))
+        transaction.add(_FOLLOWER, self._exists_check(keys.profile(follow.follower_id)))
+        transaction.add(_EDGE, self._table.put_op(items.follow_item(follow), if_absent=True))
+        try:
+            self._table.transact(transaction, busy=f"follows of {follow.followee_id}")
+        except dynamo.TransactionCancelled as cancelled:
+            if cancelled.failed(_FOLLOWEE):
+                raise NotFound("user", follow.followee_id) from cancelled
+            if cancelled.failed(_FOLLOWER):
+                raise NotFound("user", follow.follower_id) from cancelled
+            existing = cancelled.reason(_EDGE)
+            if existing.failed_condition and existing.item is not None:
+                return items.follow_from(existing.item), False
+            raise
+        return follow, True
+
+    def remove_follow(self, followee_id: str, follower_id: str) -> bool:
+        """Whether there was an edge to remove."""
+        response = self._table.client.delete_item(
+            TableName=self._table.name,
+            Key=dynamo.serialize(keys.follow(followee_id, follower_id)),
+            ReturnValues="ALL_OLD",
+        )
+        return "Attributes" in response
+
+    def list_followers(self, user_id: str, limit: int, cursor: str | None) -> Page[Follow]:
+        return self._follows(f"followers:{user_id}", keys.FOLLOWERS_BY_USER, user_id, limit, cursor)
+
+    def list_following(self, user_id: str, limit: int, cursor: str | None) -> Page[Follow]:
+        return self._follows(f"following:{user_id}", keys.FOLLOWING_BY_USER, user_id, limit, cursor)
+
+    def _follows(
+        self, scope: str, index: dynamo.IndexSpec, user_id: str, limit: int, cursor: str | None
+    ) -> Page[Follow]:
+        found, next_cursor = query_page(
+            self._table, self._cursors, scope, index, keys.user_partition(user_id), limit, cursor, forward=False
+        )
+        return Page(items=[items.follow_from(i) for i in found], next_cursor=next_cursor)
+
+    # -- home feed (FEED-003) ----------------------------------------------------------------
+
+    def home_feed(self, user_id: str, limit: int, cursor: str | None) -> Page[Post]:
+        """My feed partition merged with the pulled posts of the celebrities I follow, newest first,
+        then the page's posts read in one BatchGetItem (entries are small references).
+
+        The set of celebrities is fixed on the first page and travels in the cursor, so every page of
+        one walk merges the same sources: a celebrity appearing mid-walk cannot shift positions. A post
+        deleted after its entry was listed is skipped (its entry's removal may lag behind).
+        """
+        scope = f"home-feed:{user_id}"
+        state = self._cursors.decode(scope, cursor)
+        if state is None:
+            authors, merge_cursor = self._followed_pull_authors(user_id), None
+        elif isinstance(state, dict) and isinstance(state.get("a"), list) and isinstance(state.get("m"), str):
+            authors, merge_cursor = [str(a) for a in state["a"]], state["m"]
+        else:
+            raise InvalidCursor()
+        sources = [
+            Source(BASE_TABLE, keys.feed_partition(user_id)),
+            *(Source(keys.PULLED_POSTS_BY_AUTHOR, keys.user_partition(author)) for author in authors),
+        ]
+        found, next_merge = merged_page(self._table, self._cursors, f"{scope}:merge", sources, limit, merge_cursor)
+        posts = self._posts([items.feed_entry_from(i) for i in found])
+        next_cursor = self._cursors.encode(scope, {"a": authors, "m": next_merge}) if next_merge else None
+        return Page(items=posts, next_cursor=next_cursor)
+
+    def _followed_pull_authors(self, user_id: str) -> list[str]:
+        """Authors with pulled posts in the retention window whom ``user_id`` follows, most recently
+        active first, at most MAX_MERGED_AUTHORS."""
+        candidates = {a.author_id: a for a in self._recent_pull_authors() if a.author_id != user_id}
+        if not candidates:
+            return []
+        edge_keys = [keys.follow(author, user_id) for author in candidates]
+        edges = [
+            edge
+            for start in range(0, len(edge_keys), _KEYS_PER_BATCH_GET)
+            for edge in self._table.get_many(edge_keys[start : start + _KEYS_PER_BATCH_GET], items.FOLLOW_ATTRIBUTES)
+        ]
+        followed = [candidates[items.follow_from(edge).followee_id] for edge in edges]
+        followed.sort(key=lambda a: (a.last_pull_post_at, a.author_id), reverse=True)
+        return [a.author_id for a in followed[:MAX_MERGED_AUTHORS]]
+
+    def _recent_pull_authors(self) -> list[PullAuthor]:
+        """The pull-author registry (one Query), kept per container for ``pull_authors_cache_seconds``:
+        every first page of every home feed needs it, and its one partition must not run hot."""
+        now = self._clock()
+        if self._pull_authors is not None and now - self._pull_authors[0] < self._cache_seconds:
+            return self._pull_authors[1]
+        response = self._table.query(BASE_TABLE, keys.PULL_AUTHORS, limit=MAX_PULL_AUTHORS)
+        authors = [items.pull_author_from(dynamo.deserialize(raw)) for raw in response["Items"]]
+        self._pull_authors = (now, authors)
+        return authors
+
+    def _posts(self, entries: Sequence[FeedEntry]) -> list[Post]:
+        if not entries:
+            return []
+        found = self._table.get_many([keys.post(e.post_id) for e in entries])
+        by_id = {post.post_id: post for post in map(items.post_from, found)}
+        return [by_id[e.post_id] for e in entries if e.post_id in by_id]
+
+    # -- building blocks ---------------------------------------------------------------------
+
+    def _delete_op(self, key: Mapping[str, str], must_exist: bool = False) -> "TransactWriteItemTypeDef":
+        delete: dict[str, Any] = {"TableName": self._table.name, "Key": dynamo.serialize(key)}
+        if must_exist:
+            delete["ConditionExpression"] = "attribute_exists(PK)"
+        return {"Delete": delete}  # type: ignore[typeddict-item]
+
+    def _exists_check(self, key: Mapping[str, str]) -> "TransactWriteItemTypeDef":
+        return {
+            "ConditionCheck": {
+                "TableName": self._table.name,
+                "Key": dynamo.serialize(key),
+                "ConditionExpression": "attribute_exists(PK)",
+            }
+        }
+
+
+def raise_registration_conflict(cancelled: dynamo.TransactionCancelled, profile: Profile) -> None:
+    """AlreadyExists for the profile or the handle if either failed in ``cancelled``."""
+    if cancelled.failed("profile"):
+        raise AlreadyExists("user", profile.user_id) from cancelled
+    if cancelled.failed("handle"):
+        raise AlreadyExists("handle", profile.handle) from cancelled

@@ -1,0 +1,1 @@
+"""HTTP routes of the feed API, one Router per resource; functions/feed_api wires them."""

@@ -1,0 +1,10 @@
+"""Path parameters the feed routes share (the platform declares paging and headers)."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.openapi.params import Path
+
+from shopfeed.platform.types import EntityId
+
+UserPath = Annotated[str, Path(max_length=128, description="A user id ('me' is the caller where it says so)")]
+PostPath = Annotated[EntityId, Path(description="A ULID")]

@@ -1,0 +1,97 @@
+"""Fanout at scale on DynamoDB Local: 10,000 followers, every page through the worker and its queue.
+
+DynamoDB Local serves FeedTable; the fanout queue is SQS in a moto server (DynamoDB Local has no SQS),
+delivered to the worker by the local stack's poller with the template's event source mapping.
+"""
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from moto.server import ThreadedMotoServer
+
+from local import dynamodb_local
+from shopfeed.feed import items
+from shopfeed.feed.fanout import PAGE_SIZE, FanoutAction, FanoutTask
+from shopfeed.platform import clients, dynamo
+from tests.conftest import reset_caches
+from tests.support.calls import dynamodb_calls
+from tests.support.fanout import FanoutLine, follower_ids, put_post, seed_followers
+from tests.unit import feed_builders
+
+pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group("ddblocal")]
+
+AUDIENCE = 10_000
+
+
+@pytest.fixture(scope="module")
+def sqs_endpoint() -> Iterator[str]:
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=dynamodb_local.free_port(), verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def line(tables: dict[str, str], sqs_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> FanoutLine:
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SQS", sqs_endpoint)
+    monkeypatch.setenv("FEED_TABLE_NAME", tables["FeedTable"])
+    reset_caches()
+    created = FanoutLine.create()
+    monkeypatch.setenv("FANOUT_QUEUE_URL", created.url)
+    reset_caches()
+    return created
+
+
+def entries_in(table: str) -> list[dict[str, Any]]:
+    """Every feed entry of the table (a consistent Scan: tests only)."""
+    pages = (
+        clients.dynamodb()
+        .get_paginator("scan")
+        .paginate(
+            TableName=table,
+            ConsistentRead=True,
+            FilterExpression="entity_type = :entry",
+            ExpressionAttributeValues={":entry": dynamo.value(items.FEED_ENTRY)},
+        )
+    )
+    return [dynamo.deserialize(item) for page in pages for item in page["Items"]]
+
+
+def test_an_author_with_ten_thousand_followers_reaches_each_exactly_once_even_when_every_message_comes_twice(
+    line: FanoutLine, tables: dict[str, str]
+) -> None:
+    # given
+    table = tables["FeedTable"]
+    followers = follower_ids(AUDIENCE)
+    seed_followers(table, "U100", followers, indexed=False)
+    post = feed_builders.post("U100")
+    put_post(table, post)
+    line.send([FanoutTask(action=FanoutAction.ADD, entry=items.entry_of(post)).model_dump_json()])
+
+    # when
+    with dynamodb_calls() as calls:
+        line.drain()
+
+    # then one entry per follower, in a bounded number of pages and calls
+    written = entries_in(table)
+    assert len(written) == AUDIENCE
+    assert sorted(keys_of(written)) == sorted(items.feed_entry_item(f, items.entry_of(post))["PK"] for f in followers)
+    assert {entry["post_id"] for entry in written} == {post.post_id}
+    pages = AUDIENCE // PAGE_SIZE
+    assert len(line.delivered) == pages
+    assert calls.counts() == {"Query": pages, "GetItem": 2 * pages, "BatchWriteItem": AUDIENCE // 25}
+
+    # when every fanout message is delivered once more
+    line.send(list(line.delivered))
+    line.drain()
+
+    # then nothing changed
+    assert sorted(map(str, entries_in(table))) == sorted(map(str, written))
+
+
+def keys_of(entries: list[dict[str, Any]]) -> list[str]:
+    return [entry["PK"] for entry in entries]

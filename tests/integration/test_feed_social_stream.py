@@ -1,0 +1,214 @@
+"""Likes, comments and follows through the FeedTable stream consumer (moto, real stream records):
+post counters, notifications made once however often a batch comes, collapsed like notifications,
+and counts of a post that is gone dropped rather than retried forever."""
+
+import json
+from typing import Any
+
+import pytest
+
+from functions.feed_stream.app import lambda_handler
+from shopfeed.feed import items, keys, social_stream
+from shopfeed.feed.models import Comment, Like, Post
+from shopfeed.feed.social_repository import SocialRepository
+from shopfeed.platform import clients, dynamo
+from shopfeed.platform.cursors import CursorCodec
+from tests.integration.outbox_support import CommerceStream, batch
+from tests.integration.test_feed_stream import FEED_STREAM, TABLE
+from tests.support.apigw import sample
+from tests.support.client import LambdaContext
+from tests.support.fanout import FanoutLine, delete_post, follow, put_post, put_profiles
+from tests.support.tables import create_tables
+from tests.unit import feed_builders
+
+ROUTED = (items.POST, items.FOLLOW, items.LIKE, items.COMMENT)
+
+
+@pytest.fixture
+def feed(aws: None, monkeypatch: pytest.MonkeyPatch) -> CommerceStream:
+    if TABLE not in clients.dynamodb().list_tables()["TableNames"]:
+        create_tables(clients.dynamodb(), only={TABLE})  # the tier's own fixture makes commerce's only
+    line = FanoutLine.create()
+    monkeypatch.setenv("FEED_TABLE_NAME", TABLE)
+    monkeypatch.setenv("FANOUT_QUEUE_URL", line.url)
+    put_profiles(TABLE, "U100", "U200", "U300")
+    stream = CommerceStream(TABLE)
+    stream.read()
+    return stream
+
+
+def routed(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the template's filter lets in."""
+
+    def entity(record: dict[str, Any]) -> str:
+        image = record["dynamodb"].get("NewImage") or record["dynamodb"]["OldImage"]
+        return str(image["entity_type"]["S"])
+
+    return [r for r in records if r["eventName"] in ("INSERT", "REMOVE") and entity(r) in ROUTED]
+
+
+def consume(records: list[dict[str, Any]]) -> dict[str, Any]:
+    return dict(lambda_handler(batch(records), FEED_STREAM))
+
+
+def put(item: dict[str, Any]) -> None:
+    clients.dynamodb().put_item(TableName=TABLE, Item=dynamo.serialize(item))
+
+
+def like(post: Post, user_id: str, at: str = "2026-05-01T10:15:00.000Z") -> Like:
+    made = Like(post_id=post.post_id, user_id=user_id, post_author_id=post.author_id, liked_at=at)
+    put(items.like_item(made))
+    return made
+
+
+def comment(post: Post, user_id: str, comment_id: str) -> Comment:
+    made = Comment(
+        comment_id=comment_id,
+        post_id=post.post_id,
+        author_id=user_id,
+        post_author_id=post.author_id,
+        text="nice",
+        created_at="2026-05-01T10:20:00.000Z",
+    )
+    put(items.comment_item(made))
+    return made
+
+
+def stored_post(post: Post) -> Post:
+    raw = clients.dynamodb().get_item(
+        TableName=TABLE, Key=dynamo.serialize(keys.post(post.post_id)), ConsistentRead=True
+    )
+    return items.post_from(dynamo.deserialize(raw["Item"]))
+
+
+def social() -> SocialRepository:
+    return SocialRepository(dynamo.Table(clients.dynamodb(), TABLE), CursorCodec(b"test-cursor-secret"))
+
+
+def test_likes_and_comments_count_on_their_post_and_notify_its_author_once_however_often_the_batch_comes(
+    feed: CommerceStream,
+) -> None:
+    # given a post, a follow, two likes (one the author's own) and a comment
+    post = feed_builders.post("U100")
+    put_post(TABLE, post)
+    follow(TABLE, "U200", "U100")
+    like(post, "U200")
+    like(post, "U100")
+    comment(post, "U300", "01JAAAAAAAAAAAAAAAAAAAAAAA")
+    records = routed(feed.read())
+    # when the batch is delivered three times
+    answers = [consume(records) for _ in range(3)]
+    # then
+    assert answers == [{"batchItemFailures": []}] * 3
+    assert (stored_post(post).likes_count, stored_post(post).comments_count) == (2, 1)
+    notifications = social().list_notifications("U100", unread=True, limit=50, cursor=None).items
+    assert sorted((n.kind, n.actor_id, n.count) for n in notifications) == [
+        ("comment", "U300", 1),
+        ("follow", "U200", 1),
+        ("likes", "U200", 1),
+    ]
+
+
+def test_a_read_notification_stays_out_of_the_unread_index_when_its_record_comes_again(
+    feed: CommerceStream,
+) -> None:
+    # given a follow notified, then read
+    follow(TABLE, "U200", "U100")
+    records = routed(feed.read())
+    consume(records)
+    (notification,) = social().list_notifications("U100", unread=True, limit=50, cursor=None).items
+    social().mark_read("U100", notification.notification_id, "2026-05-02T00:00:00.000Z")
+    # when its record is delivered again
+    assert consume(records) == {"batchItemFailures": []}
+    # then it is listed as read, and not as unread
+    assert social().list_notifications("U100", unread=True, limit=50, cursor=None).items == []
+    (again,) = social().list_notifications("U100", unread=False, limit=50, cursor=None).items
+    assert again.read_at == "2026-05-02T00:00:00.000Z"
+
+
+def test_a_like_storm_collapses_into_one_notification_per_post_per_hour_with_its_count(
+    feed: CommerceStream,
+) -> None:
+    # given 150 likes within one hour and 2 in the next
+    post = feed_builders.post("U100")
+    put_post(TABLE, post)
+    for n in range(150):
+        like(post, f"L{n:03d}", at=f"2026-05-01T10:{n % 60:02d}:00.000Z")
+    like(post, "M001", at="2026-05-01T11:05:00.000Z")
+    like(post, "M002", at="2026-05-01T11:06:00.000Z")
+    records = routed(feed.read())
+    # when delivered in batches of 99, each twice
+    for start in range(0, len(records), 99):
+        for _ in range(2):
+            assert consume(records[start : start + 99]) == {"batchItemFailures": []}
+    # then two notifications, newest hour first, with exact counts
+    listed = social().list_notifications("U100", unread=True, limit=50, cursor=None).items
+    assert [(n.created_at, n.count) for n in listed] == [
+        ("2026-05-01T11:00:00.000Z", 2),
+        ("2026-05-01T10:00:00.000Z", 150),
+    ]
+    assert stored_post(post).likes_count == 152
+
+
+def test_likes_and_comments_of_a_deleted_post_are_removed_and_their_removal_counts_nothing(
+    feed: CommerceStream,
+) -> None:
+    # given a post with a like and a comment, counted
+    post = feed_builders.post("U100")
+    put_post(TABLE, post)
+    like(post, "U200")
+    comment(post, "U300", "01JAAAAAAAAAAAAAAAAAAAAAAA")
+    consume(routed(feed.read()))
+    # when the post is deleted
+    delete_post(TABLE, post)
+    first = consume(routed(feed.read()))
+    # then its likes and comments are removed, and their removal records fail nothing
+    left = clients.dynamodb().query(
+        TableName=TABLE,
+        KeyConditionExpression="PK = :post",
+        ExpressionAttributeValues={":post": {"S": keys.post_partition(post.post_id)}},
+        ConsistentRead=True,
+    )["Items"]
+    assert (first, left) == ({"batchItemFailures": []}, [])
+    assert consume(routed(feed.read())) == {"batchItemFailures": []}
+
+
+def test_notification_ids_are_derived_from_their_cause_and_sort_by_its_time() -> None:
+    # given
+    earlier = social_stream.notification_id("2026-05-01T10:00:00.000Z", "follow|U1|U2|t")
+    later = social_stream.notification_id("2026-05-01T10:00:00.001Z", "follow|U1|U3|t")
+    # then
+    assert earlier == social_stream.notification_id("2026-05-01T10:00:00.000Z", "follow|U1|U2|t")
+    assert earlier < later
+    assert len(earlier) == 26
+
+
+def test_the_sample_like_record_counts_on_its_post_and_notifies_its_author(feed: CommerceStream) -> None:
+    # given the post the sample like is on
+    post = feed_builders.post("U100").model_copy(update={"post_id": "01KAB3C4D5E6F7G8H9J0K1M2N3"})
+    put_post(TABLE, post)
+    # when
+    answer = consume(sample("streams/feed_like_inserted.json")["Records"])
+    # then
+    assert answer == {"batchItemFailures": []}
+    assert stored_post(post).likes_count == 1
+    (notification,) = social().list_notifications("U100", unread=True, limit=50, cursor=None).items
+    assert (notification.kind, notification.actor_id, notification.count) == ("likes", "U400", 1)
+
+
+def test_the_sample_api_events_like_a_post_and_read_its_authors_unread_notifications(feed: CommerceStream) -> None:
+    from functions.feed_api.app import lambda_handler as feed_api
+
+    def invoke(name: str) -> tuple[int, dict[str, Any]]:
+        answer = feed_api(sample(f"api/{name}.json"), LambdaContext())
+        return answer["statusCode"], json.loads(answer["body"])
+
+    # given the post the sample like is on
+    put_post(TABLE, feed_builders.post("U100").model_copy(update={"post_id": "01KAB3C4D5E6F7G8H9J0K1M2N3"}))
+    # when U400 likes it (twice), and the stream is delivered
+    liked, again = invoke("like_post"), invoke("like_post")
+    consume(routed(feed.read()))
+    status, unread = invoke("unread_notifications")
+    # then
+    assert (liked[0], again[0], status) == (201, 200, 200)
+    assert [(n["kind"], n["actor_id"], n["count"]) for n in unread["items"]] == [("likes", "U400", 1)]

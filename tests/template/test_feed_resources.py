@@ -1,0 +1,144 @@
+"""FeedTable, its stream consumer and the fanout queue and worker, as template.yaml declares them."""
+
+import json
+from typing import Any
+
+import pytest
+
+from local import cfn
+from shopfeed.feed import items, keys
+from shopfeed.platform import dynamo
+
+RESOURCES = cfn.load()["Resources"]
+FEED_FUNCTIONS = ("FeedStreamFunction", "FanoutWorkerFunction")
+
+
+def props(name: str) -> dict[str, Any]:
+    return dict(RESOURCES[name]["Properties"])
+
+
+def event_of(function: str) -> dict[str, Any]:
+    (event,) = props(function)["Events"].values()
+    return dict(event)
+
+
+def test_feed_table_is_hardened_like_the_commerce_table() -> None:
+    feed, commerce = props("FeedTable"), props("CommerceTable")
+    for setting in (
+        "BillingMode",
+        "DeletionProtectionEnabled",
+        "StreamSpecification",
+        "TimeToLiveSpecification",
+        "PointInTimeRecoverySpecification",
+        "SSESpecification",
+        "KeySchema",
+    ):
+        assert feed[setting] == commerce[setting], setting
+    assert feed["TimeToLiveSpecification"]["AttributeName"] == items.EXPIRES_AT
+
+
+@pytest.mark.parametrize("index", keys.INDEXES, ids=lambda index: index.name)
+def test_each_feed_index_is_declared_with_its_keys_and_projects_exactly_what_its_readers_map(
+    index: keys.IndexSpec,
+) -> None:
+    declared = {i["IndexName"]: i for i in props("FeedTable")["GlobalSecondaryIndexes"]}
+    spec = declared[index.name]
+    assert spec["KeySchema"] == [
+        {"AttributeName": index.partition_key, "KeyType": "HASH"},
+        {"AttributeName": index.sort_key, "KeyType": "RANGE"},
+    ]
+    assert spec["Projection"]["ProjectionType"] == "INCLUDE"
+    assert sorted(spec["Projection"]["NonKeyAttributes"]) == sorted(items.PROJECTIONS[index.name])
+    assert sorted(declared) == sorted(i.name for i in keys.INDEXES + keys.SOCIAL_INDEXES)
+
+
+@pytest.mark.parametrize("index", keys.SOCIAL_INDEXES, ids=lambda index: index.name)
+def test_each_social_index_is_declared_with_its_keys_and_projects_what_its_readers_map(
+    index: keys.IndexSpec,
+) -> None:
+    declared = {i["IndexName"]: i for i in props("FeedTable")["GlobalSecondaryIndexes"]}
+    spec = declared[index.name]
+    assert spec["KeySchema"] == [
+        {"AttributeName": index.partition_key, "KeyType": "HASH"},
+        {"AttributeName": index.sort_key, "KeyType": "RANGE"},
+    ]
+    projected = items.SOCIAL_PROJECTIONS[index.name]
+    assert spec["Projection"]["ProjectionType"] == ("INCLUDE" if projected else "KEYS_ONLY")
+    assert sorted(spec["Projection"].get("NonKeyAttributes", [])) == sorted(projected)
+
+
+def test_the_feed_stream_filter_lets_in_inserted_and_removed_posts_follows_likes_and_comments_only() -> None:
+    patterns = [
+        json.loads(f["Pattern"]) for f in event_of("FeedStreamFunction")["Properties"]["FilterCriteria"]["Filters"]
+    ]
+    routed = [items.POST, items.FOLLOW, items.LIKE, items.COMMENT]
+    assert patterns == [
+        {"eventName": ["INSERT"], "dynamodb": {"NewImage": {"entity_type": {"S": routed}}}},
+        {"eventName": ["REMOVE"], "dynamodb": {"OldImage": {"entity_type": {"S": routed}}}},
+    ]
+
+
+def test_the_fanout_queue_hands_poison_messages_to_its_dead_letter_queue_after_five_receives() -> None:
+    queue = props("FanoutQueue")
+    assert queue["RedrivePolicy"] == {"deadLetterTargetArn": {"Fn::GetAtt": ["FanoutDLQ", "Arn"]}, "maxReceiveCount": 5}
+    worker_timeout = props("FanoutWorkerFunction")["Timeout"]
+    assert queue["VisibilityTimeout"] >= 6 * worker_timeout
+    for name in ("FanoutQueue", "FanoutDLQ", "FeedStreamDLQ"):
+        assert props(name)["SqsManagedSseEnabled"] is True, name
+
+
+def test_the_fanout_worker_reports_each_failed_message_on_its_own() -> None:
+    event = event_of("FanoutWorkerFunction")
+    assert event["Type"] == "SQS"
+    assert event["Properties"]["Queue"] == {"Fn::GetAtt": ["FanoutQueue", "Arn"]}
+    assert event["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+
+
+@pytest.mark.parametrize(
+    ("alarm", "metric", "dimension"),
+    [
+        ("FeedStreamIteratorAgeAlarm", "IteratorAge", {"Ref": "FeedStreamFunction"}),
+        (
+            "FeedStreamDLQDepthAlarm",
+            "ApproximateNumberOfMessagesVisible",
+            {"Fn::GetAtt": ["FeedStreamDLQ", "QueueName"]},
+        ),
+        ("FanoutDLQDepthAlarm", "ApproximateNumberOfMessagesVisible", {"Fn::GetAtt": ["FanoutDLQ", "QueueName"]}),
+        ("FanoutQueueAgeAlarm", "ApproximateAgeOfOldestMessage", {"Fn::GetAtt": ["FanoutQueue", "QueueName"]}),
+    ],
+)
+def test_feed_alarms_watch_the_consumer_lag_the_dead_letter_queues_and_the_fanout_backlog(
+    alarm: str, metric: str, dimension: dict[str, Any]
+) -> None:
+    spec = props(alarm)
+    assert spec["MetricName"] == metric
+    assert [d["Value"] for d in spec["Dimensions"]] == [dimension]
+
+
+@pytest.mark.parametrize("function", FEED_FUNCTIONS)
+def test_feed_functions_may_touch_only_the_feed_table_and_their_queues(function: str) -> None:
+    allowed = {
+        json.dumps(r, sort_keys=True)
+        for r in (
+            {"Fn::GetAtt": ["FeedTable", "Arn"]},
+            {"Fn::GetAtt": ["FanoutQueue", "Arn"]},
+            {"Fn::GetAtt": ["FeedStreamDLQ", "Arn"]},
+        )
+    }
+    for statement in props(function)["Policies"][0]["Statement"]:
+        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+        assert not [a for a in actions if "*" in a], statement
+        assert {json.dumps(r, sort_keys=True) for r in resources} <= allowed, statement
+        assert not {"dynamodb:Scan", "dynamodb:DeleteTable", "dynamodb:DeleteItem"} & set(actions), statement
+
+
+def test_the_fanout_worker_reads_followers_and_writes_entries_and_nothing_else() -> None:
+    (table, queue) = props("FanoutWorkerFunction")["Policies"][0]["Statement"]
+    assert sorted(table["Action"]) == ["dynamodb:BatchWriteItem", "dynamodb:GetItem", "dynamodb:Query"]
+    assert queue["Action"] == "sqs:SendMessage"
+
+
+def test_a_feed_stream_batch_fits_one_counter_write_per_target() -> None:
+    # One transaction per target holds its ADD and one mark per record (platform.counters).
+    assert event_of("FeedStreamFunction")["Properties"]["BatchSize"] <= dynamo.MAX_TRANSACTION_ITEMS - 1

@@ -1,0 +1,63 @@
+"""In-memory implementations of the fanout ports (FanoutStore, TaskQueue), for unit tests.
+
+tests/integration/test_fanout_worker.py runs the worker against the moto-backed FanoutRepository and
+the SQS queue, so these fakes cannot drift from the real adapters on what the tests observe.
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from shopfeed.feed.fanout import FanoutTask, FollowerPage
+from shopfeed.feed.models import FeedEntry
+
+
+@dataclass
+class InMemoryFanout:
+    """Posts, follower lists and feed entries. Pages are positions in the follower list, as text."""
+
+    posts: set[str] = field(default_factory=set)
+    audience: dict[str, list[str]] = field(default_factory=dict)  # author -> followers
+    entries: dict[tuple[str, str], FeedEntry] = field(default_factory=dict)  # (follower, post) -> entry
+    entry_writes: int = 0
+    # Runs after each add_entries: lets a test delete the post while a page is being written.
+    after_add: Callable[[], None] = lambda: None
+
+    def followers(self, author_id: str, page: str | None, limit: int) -> FollowerPage:
+        everyone = self.audience.get(author_id, [])
+        start = int(page or 0)
+        end = start + limit
+        return FollowerPage(everyone[start:end], str(end) if end < len(everyone) else None)
+
+    def post_exists(self, post_id: str) -> bool:
+        return post_id in self.posts
+
+    def add_entries(self, entry: FeedEntry, followers: Sequence[str]) -> None:
+        for follower in followers:
+            self.entries[(follower, entry.post_id)] = entry
+            self.entry_writes += 1
+        self.after_add()
+
+    def remove_entries(self, entry: FeedEntry, followers: Sequence[str]) -> None:
+        for follower in followers:
+            self.entries.pop((follower, entry.post_id), None)
+
+    def feed_of(self, post_id: str) -> list[str]:
+        """Followers whose feed holds the post's entry."""
+        return sorted(follower for follower, post in self.entries if post == post_id)
+
+
+@dataclass
+class InMemoryQueue:
+    """A FIFO of tasks; ``refuse`` makes the next sends fail."""
+
+    tasks: list[FanoutTask] = field(default_factory=list)
+    refuse: bool = False
+
+    def send(self, tasks: Sequence[FanoutTask]) -> dict[int, str]:
+        if self.refuse:
+            return dict.fromkeys(range(len(tasks)), "AWS.SimpleQueueService.Throttled: refused")
+        self.tasks += tasks
+        return {}
+
+    def take(self) -> FanoutTask | None:
+        return self.tasks.pop(0) if self.tasks else None
