@@ -21,7 +21,11 @@ router = Router()
 @router.put(
     "/users/<user_id>/followers/me",
     summary="Follow a user: 201 the first time, 200 after (one edge per pair)",
-    responses=problem_responses(errors.NotFound, errors.InvalidRequest, ok=201),
+    # 200 for a repeat, with the same body as the 201 (the schema comes from the return type).
+    responses={
+        200: {"description": "Already followed"},
+        **problem_responses(errors.NotFound, errors.InvalidRequest, ok=201),
+    },
     tags=["follows"],
 )
 def follow(user_id: UserPath, caller: CurrentCaller, store: Store) -> Response[Follow]:
