@@ -23,7 +23,11 @@ router = Router()
 @router.put(
     "/posts/<post_id>/likes/me",
     summary="Like a post: 201 the first time, 200 after (one like per user per post)",
-    responses=problem_responses(errors.NotFound, errors.Contention, ok=201),
+    # 200 for a repeat, with the same body as the 201 (the schema comes from the return type).
+    responses={
+        200: {"description": "Already liked"},
+        **problem_responses(errors.NotFound, errors.Contention, ok=201),
+    },
     tags=["likes"],
 )
 def like(post_id: PostPath, caller: CurrentCaller, store: Store, likes: SocialStore) -> Response[Like]:
