@@ -398,9 +398,9 @@ class Table:
         start: Mapping[str, Any] | None = None,
         consistent: bool = False,
     ) -> "QueryOutputTypeDef":
-        """One Query call on ``index`` for ``partition``; ``where`` narrows the sort key (it gets
-        the index's sort key: ``where=lambda sk: sk.begins_with("LINE#")``). The raw response:
-        pagers need its DynamoDB-typed keys to build cursors."""
+        """One Query call on ``index`` for ``partition``; ``where`` narrows the sort key (it gets the
+        index's sort key: ``where=lambda sk: sk.begins_with(keys.SOME_PREFIX)``, the prefix from the
+        context's keys module). The raw response: pagers need its DynamoDB-typed keys to build cursors."""
         expressions = _Expressions()
         condition: ConditionBase = Key(index.partition_key).eq(partition)
         if where is not None:
