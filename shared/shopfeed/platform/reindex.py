@@ -78,7 +78,10 @@ def _local_stack(url: str, table_resource: str) -> tuple[str, str]:
         stack = json.load(answer)
     os.environ.update(stack["environment"])
     # The stack's fixed dummy credentials (local/engines.py): DynamoDB Local keys its data by them.
-    os.environ.update({"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_REGION": "us-east-1"})
+    # botocore reads its region from AWS_DEFAULT_REGION (AWS_REGION is what Lambda sets): both, so an
+    # operator's shell without either still works.
+    region = {"AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1"}
+    os.environ.update({"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", **region})
     os.environ.pop("AWS_SESSION_TOKEN", None)
     if not stack["endpoints"].get("search"):
         raise SystemExit("the local stack runs without a search engine (started with --no-search?)")
