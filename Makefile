@@ -57,8 +57,12 @@ deps: $(VENV)/.synced $(SAM) $(CHECKOV) $(SCHEMATHESIS) node_modules/.installed 
 dev: deps  ## run the whole stack locally: API on :3000, streams, queues, seed data (ARGS="--engine moto")
 	$(PY) -m local.stack $(ARGS)
 
-reindex: $(VENV)/.synced  ## rebuild the products search index from the table of a running `make dev` (RATE=200/s)
-	$(PY) -m shopfeed.commerce.reindex --stack $(or $(STACK),http://127.0.0.1:3000) --rate $(or $(RATE),200)
+REINDEXED = $(or $(INDEX),products posts)
+REINDEX_ARGS = --stack $(or $(STACK),http://127.0.0.1:3000) --rate $(or $(RATE),200)
+
+reindex: $(VENV)/.synced  ## rebuild search indexes from the tables of a running `make dev` (INDEX=products|posts, RATE=200/s)
+	$(if $(filter products,$(REINDEXED)),$(PY) -m shopfeed.commerce.reindex $(REINDEX_ARGS))
+	$(if $(filter posts,$(REINDEXED)),$(PY) -m shopfeed.feed.reindex $(REINDEX_ARGS))
 
 token: $(VENV)/.synced  ## print a dev JWT: make token SUB=U100 GROUPS=admin,ops
 	@$(PY) -m local.tokens --sub "$(or $(SUB),U100)" --groups "$(GROUPS)"

@@ -1,4 +1,4 @@
-"""Feed HTTP API: posts, tags, follows, home feed, likes, comments, notifications, leaderboard.
+"""Feed HTTP API: posts, tags, follows, home feed, likes, comments, notifications, leaderboard, post search.
 
 Routes live in shopfeed.feed.routes.
 """
@@ -9,12 +9,14 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shopfeed.feed import bootstrap
-from shopfeed.feed.routes import comments, follows, home, likes, notifications, posts
+from shopfeed.feed.routes import comments, follows, home, likes, notifications, posts, search
 from shopfeed.platform import warmup
 from shopfeed.platform.http import build_resolver
 from shopfeed.platform.observability import logger, metrics
 
-app = build_resolver(posts.router, follows.router, home.router, likes.router, comments.router, notifications.router)
+app = build_resolver(
+    posts.router, follows.router, home.router, likes.router, comments.router, notifications.router, search.router
+)
 warmup.prime(bootstrap.feed_store, bootstrap.social_store, resolver=app)
 
 

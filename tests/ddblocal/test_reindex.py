@@ -3,9 +3,9 @@
 import pytest
 
 from shopfeed.commerce import items
-from shopfeed.commerce.reindex import reindex_products
+from shopfeed.commerce.reindex import PRODUCTS_SOURCE
 from shopfeed.commerce.search import PRODUCTS
-from shopfeed.platform import clients
+from shopfeed.platform import clients, reindex
 from shopfeed.platform.search import Remove, SearchIndex, SearchQuery
 from shopfeed.platform.search_rebuild import Pace
 from tests.ddblocal.conftest import StoredItems
@@ -26,7 +26,9 @@ def test_reindex_of_5000_products_matches_the_table(
     search_index.write(PRODUCTS, [Remove("P-GONE", 3)])
     unpaced = Pace(items_per_second=1e9, sleep=lambda _: None)
     # when
-    report = reindex_products(clients.dynamodb(), tables["CommerceTable"], search_index, 1e9, 500, unpaced)
+    report = reindex.reindex(
+        PRODUCTS_SOURCE, clients.dynamodb(), tables["CommerceTable"], search_index, 1e9, 500, unpaced
+    )
     # then: every product is its document; the old index (and its tombstone) is gone
     assert (report.indexed, report.caught_up, report.failures) == (5000, 0, {})
     assert report.dropped == [PRODUCTS.physical]

@@ -48,6 +48,7 @@ MATRIX: dict[str, tuple[int | str, ...]] = {
     "GET /posts/{post_id}":               (401,     200,       200,       200,       200),
     "DELETE /posts/{post_id}":            (401,     403,       204,       403,       403),  # the author only
     "GET /tags/{tag}/posts":              (401,     200,       200,       200,       200),
+    "GET /search/posts":                  (401,     200,       200,       200,       200),
     "GET /users/{user_id}/posts":         (401,     200,       200,       200,       200),
     "GET /users/{user_id}/followers":     (401,     200,       200,       200,       200),
     "GET /users/{user_id}/following":     (401,     200,       200,       200,       200),
@@ -155,6 +156,7 @@ def _cell(world: World, operation: str, role: str) -> requests.Response:
         "GET /posts/{post_id}": lambda: client.get(f"/posts/{world.publish()}"),
         "DELETE /posts/{post_id}": lambda: client.delete(f"/posts/{world.publish()}"),
         "GET /tags/{tag}/posts": lambda: client.get("/tags/matrix/posts"),
+        "GET /search/posts": lambda: client.get("/search/posts", params={"q": "matrix", "tag": "matrix"}),
         "GET /users/{user_id}/posts": lambda: client.get(f"/users/{OWNER}/posts"),
         "GET /users/{user_id}/followers": lambda: client.get(f"/users/{OWNER}/followers"),
         "GET /users/{user_id}/following": lambda: client.get(f"/users/{OWNER}/following"),

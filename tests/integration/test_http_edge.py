@@ -35,6 +35,7 @@ ROUTES: list[tuple[str, str, Any, dict[str, Any], dict[str, str]]] = [
     ("DELETE", f"/posts/{ORDER_ID}", None, {}, {}),
     ("GET", "/users/U100/posts", None, {}, {}),
     ("GET", "/tags/dynamodb/posts", None, {}, {}),
+    ("GET", "/search/posts", None, {"q": "sparse index", "tag": "dynamodb"}, {}),
     ("PUT", "/users/U100/followers/me", None, {}, {}),
     ("DELETE", "/users/U100/followers/me", None, {}, {}),
     ("GET", "/users/U100/followers", None, {}, {}),

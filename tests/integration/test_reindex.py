@@ -3,9 +3,9 @@
 
 from collections.abc import Iterator, Sequence
 
-from shopfeed.commerce.reindex import product_pages
+from shopfeed.commerce import items
 from shopfeed.commerce.search import PRODUCT_PROJECTION, PRODUCTS
-from shopfeed.platform import clients, dynamo
+from shopfeed.platform import clients, dynamo, reindex
 from shopfeed.platform.search import SearchIndex
 from shopfeed.platform.search_rebuild import Pace, rebuild
 from tests.support.catalog import assert_index_holds, catalog, put_items
@@ -18,7 +18,7 @@ __all__ = ["osmem_engine", "osmem_url", "search_index"]
 def test_a_product_changed_during_the_rebuild_ends_at_its_newest_version(aws: None, search_index: SearchIndex) -> None:
     # given: the first pass reads P-00001 at v2; an edit (v9) lands before the second pass
     put_items("CommerceTable", catalog(30))
-    pages = product_pages(clients.dynamodb(), "CommerceTable", page_size=10)
+    pages = reindex.scan_pages(clients.dynamodb(), "CommerceTable", items.PRODUCT, page_size=10)
     passes = 0
 
     def edited_between_passes() -> Iterator[Sequence[dynamo.Item]]:

@@ -67,14 +67,16 @@ def test_each_social_index_is_declared_with_its_keys_and_projects_what_its_reade
     assert sorted(spec["Projection"].get("NonKeyAttributes", [])) == sorted(projected)
 
 
-def test_the_feed_stream_filter_lets_in_inserted_and_removed_posts_follows_likes_and_comments_only() -> None:
+def test_the_feed_stream_filter_lets_in_new_and_removed_posts_follows_likes_comments_and_modified_posts() -> None:
     patterns = [
         json.loads(f["Pattern"]) for f in event_of("FeedStreamFunction")["Properties"]["FilterCriteria"]["Filters"]
     ]
     routed = [items.POST, items.FOLLOW, items.LIKE, items.COMMENT]
+    # A post's MODIFY is for search sync alone (no like, comment or follow is ever modified).
     assert patterns == [
         {"eventName": ["INSERT"], "dynamodb": {"NewImage": {"entity_type": {"S": routed}}}},
         {"eventName": ["REMOVE"], "dynamodb": {"OldImage": {"entity_type": {"S": routed}}}},
+        {"eventName": ["MODIFY"], "dynamodb": {"NewImage": {"entity_type": {"S": [items.POST]}}}},
     ]
 
 

@@ -27,7 +27,15 @@ def post(
     delivery: Delivery = Delivery.FANOUT,
     text: str = "Single-table design, one access pattern at a time.",
 ) -> Post:
-    return Post(post_id=new_id(at), author_id=author_id, text=text, tags=tags, created_at=iso(at), delivery=delivery)
+    return Post(
+        post_id=new_id(at),
+        author_id=author_id,
+        author_handle=f"user_{author_id.lower()}",  # the handle profile() gives the author
+        text=text,
+        tags=tags,
+        created_at=iso(at),
+        delivery=delivery,
+    )
 
 
 def posts_every_minute(

@@ -94,7 +94,7 @@ class InMemorySearchIndex:
             return SearchPage([], None)
         scored = []
         for doc_id, source in target[1].items():
-            if source.get(DELETED_FIELD) or any(source.get(f) != v for f, v in query.filters.items()):
+            if source.get(DELETED_FIELD) or not all(_matches(source.get(f), v) for f, v in query.filters.items()):
                 continue
             score = self._score(spec, source, query)
             if score > 0:
@@ -146,3 +146,8 @@ class InMemorySearchIndex:
         """Everything the alias holds, tombstones included (assertions)."""
         target = self._resolve(spec.alias)
         return {doc_id: stored(doc_id, source) for doc_id, source in (target[1] if target else {}).items()}
+
+
+def _matches(field: Any, value: str) -> bool:
+    # A term filter on an array field (a post's tags) matches any of its values, as in OpenSearch.
+    return value in field if isinstance(field, list) else bool(field == value)

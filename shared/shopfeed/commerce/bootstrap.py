@@ -11,8 +11,8 @@ from functools import cache
 from shopfeed.commerce import items
 from shopfeed.commerce.repository import CommerceRepository
 from shopfeed.commerce.settings import CommerceApiSettings, CommerceStreamSettings, CommerceSweeperSettings
-from shopfeed.platform import clients, dynamo
-from shopfeed.platform.config import SearchSettings, settings
+from shopfeed.platform import clients, dynamo, search_engine
+from shopfeed.platform.config import settings
 from shopfeed.platform.cursors import CursorCodec, signing_key
 from shopfeed.platform.outbox import OutboxRepository
 from shopfeed.platform.publisher import EventBridgePublisher
@@ -34,16 +34,8 @@ def repository() -> CommerceRepository:
 
 @cache
 def search_index() -> SearchIndex | None:
-    """The search engine, or None when the stack has none (no SEARCH_ENDPOINT: search is off).
-
-    opensearch-py is imported here, on first use: ~0.5 s the API's other routes should not pay at init.
-    """
-    config = settings(SearchSettings)
-    if not config.search_endpoint:
-        return None
-    from shopfeed.platform.opensearch import connect
-
-    return connect(config.search_endpoint, config.search_signing_service)
+    """The search engine, or None when the stack has none (no SEARCH_ENDPOINT: search is off)."""
+    return search_engine.configured()
 
 
 def _outbox_ports(config: CommerceStreamSettings) -> tuple[EventBridgePublisher, OutboxRepository]:

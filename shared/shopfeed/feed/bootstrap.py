@@ -1,6 +1,7 @@
 """The feed context's composition root: settings, clients and the repository, wired once per container.
 
-Routes and tests ask this module; nothing else builds the feed's ports.
+Routes and tests ask this module; nothing else builds the feed's ports. (The search engine is built
+in ``feed.search``, which the stream consumer shares; this module re-exports it.)
 """
 
 from functools import cache
@@ -9,6 +10,7 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.depends import Depends
 
 from shopfeed.feed.repository import FeedRepository
+from shopfeed.feed.search import search_index as search_index
 from shopfeed.feed.services import Feed
 from shopfeed.feed.settings import FeedApiSettings
 from shopfeed.feed.social import Social
@@ -19,17 +21,23 @@ from shopfeed.platform.cursors import CursorCodec, signing_key
 
 
 @cache
+def cursors() -> CursorCodec:
+    """The API's cursor signer (its key is read once per container)."""
+    return CursorCodec(signing_key(settings(FeedApiSettings)))
+
+
+@cache
 def feed_store() -> FeedRepository:
     config = settings(FeedApiSettings)
     table = dynamo.Table(clients.dynamodb(), config.feed_table_name)
-    return FeedRepository(table, CursorCodec(signing_key(config)), config.pull_authors_cache_seconds)
+    return FeedRepository(table, cursors(), config.pull_authors_cache_seconds)
 
 
 @cache
 def social_store() -> SocialRepository:
     config = settings(FeedApiSettings)
     table = dynamo.Table(clients.dynamodb(), config.feed_table_name)
-    return SocialRepository(table, CursorCodec(signing_key(config)))
+    return SocialRepository(table, cursors())
 
 
 def celebrity_threshold() -> int:
@@ -39,8 +47,8 @@ def celebrity_threshold() -> int:
 
 def reset() -> None:
     """Forget every port built (tests change the environment between tests)."""
-    feed_store.cache_clear()
-    social_store.cache_clear()
+    for factory in (cursors, feed_store, social_store, search_index):
+        factory.cache_clear()
 
 
 Store = Annotated[Feed, Depends(feed_store)]

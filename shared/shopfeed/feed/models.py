@@ -64,12 +64,20 @@ class Delivery(StrEnum):
 
 
 class Post(Model):
+    """A post. Its text and tags never change (no route edits a post), so ``version`` stays 1: the
+    search index orders writes by it (a REMOVE's tombstone at 1 refuses a late INSERT), and an edit
+    route would bump it as ``PATCH /products`` does. The counters change without a new version."""
+
     post_id: str
     author_id: UserId
+    # The author's handle as the post was written, for search. Handles never change (PATCH /users/me
+    # cannot), so this copy never goes stale; None only on posts written before it was recorded.
+    author_handle: Handle | None = None
     text: PostText
     tags: Tags = ()
     created_at: str
     delivery: Delivery
+    version: Version = 1
     likes_count: Count = 0
     comments_count: Count = 0
 

@@ -20,6 +20,7 @@ from shopfeed.feed.models import (
     normalise_tag,
 )
 from shopfeed.platform.models import Request, View
+from shopfeed.platform.search import SearchHit
 
 # A tag as a client may write it ("#DynamoDB"), stored normalised ("dynamodb").
 RequestTag = Annotated[str, BeforeValidator(lambda raw: normalise_tag(raw) if isinstance(raw, str) else raw)]
@@ -63,6 +64,27 @@ class PostView(View):
 
 class PostPage(View):
     items: list[PostSummary]
+    next_cursor: str | None
+
+
+class PostHit(View):
+    """A search result: what a result row shows. Counters are not indexed: GET /posts/{id} has them."""
+
+    post_id: str
+    author_id: str
+    author_handle: str | None = None
+    text: str
+    tags: list[str]
+    created_at: str
+    score: float
+
+    @classmethod
+    def of(cls, hit: SearchHit) -> "PostHit":
+        return cls.model_validate({**hit.body, "score": hit.score})
+
+
+class PostSearchPage(View):
+    items: list[PostHit]
     next_cursor: str | None
 
 

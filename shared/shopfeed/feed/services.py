@@ -68,6 +68,7 @@ def create_post(
     post = Post(
         post_id=new_id(moment),
         author_id=caller.user_id,
+        author_handle=author.handle,
         text=text,
         tags=tags,
         created_at=iso(moment),

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shopfeed.platform import dynamo
+from shopfeed.platform.observability import logger, metrics
 from shopfeed.platform.search import (
     IndexSpec,
     Outcome,
@@ -37,8 +38,12 @@ class Projection:
     document: Callable[[dynamo.Item], tuple[str, Mapping[str, Any]]]
     id_of: Callable[[dynamo.Item], str]
     version_attribute: str = "version"
+    # How to read the version where the attribute alone will not do (items written before it existed).
+    version_of: Callable[[dynamo.Item], int] | None = None
 
     def version(self, image: dynamo.Item) -> int:
+        if self.version_of is not None:
+            return self.version_of(image)
         return int(image[self.version_attribute])
 
 
@@ -95,3 +100,24 @@ def sync(changes: Sequence[ItemChange], projection: Projection, index: SearchInd
         else:
             stale += 1
     return SyncReport(applied, stale, skipped, failures)
+
+
+def sync_records(changes: Sequence[ItemChange], projection: Projection, index: SearchIndex | None) -> Failures:
+    """A stream consumer's search handler: ``sync``, logged and counted; the failed records.
+
+    A record the index refuses fails alone: it is retried, then parked in the mapping's DLQ, and a
+    rebuild (``make reindex``) repairs the index once the cause is fixed. With no engine configured
+    (``index`` None: search is off) every record is acknowledged and counted as skipped.
+    """
+    if index is None:
+        metrics.add_metric(name="SearchSyncSkipped", unit="Count", value=len(changes))
+        return {}
+    report = sync(changes, projection, index)
+    for sequence_number, error in report.failures.items():
+        logger.warning(
+            "search sync failed", index=projection.spec.alias, sequence_number=sequence_number, error=str(error)
+        )
+    metrics.add_metric(name="SearchDocumentsWritten", unit="Count", value=report.applied)
+    metrics.add_metric(name="SearchSyncStale", unit="Count", value=report.stale)
+    metrics.add_metric(name="SearchSyncFailed", unit="Count", value=len(report.failures))
+    return report.failures

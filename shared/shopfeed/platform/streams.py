@@ -9,7 +9,8 @@ hands the batch over::
         return streams.handle_batch(event, ROUTES)
 
 Each record type's handler gets all of its records of the batch at once (PutEvents takes ten
-entries, counters aggregate a batch into one write per item) and answers which ones failed. The
+entries, counters aggregate a batch into one write per item) and answers which ones failed. A type
+may have several handlers (a tuple: a post counts, fans out and is indexed), each given all of them. The
 answer goes back to Lambda as a partial batch response: Lambda checkpoints before the first failed
 record and delivers again from there, so every record after it, of every type, comes again. Handlers
 must therefore be idempotent (see ``exactly_once``).
@@ -142,6 +143,9 @@ def parse_images[T](changes: Iterable[ItemChange], model: Callable[[dynamo.Item]
     return parsed, failures
 
 
+Route = RecordTypeHandler | tuple[RecordTypeHandler, ...]
+"""What a routing table maps a record type to: its handler, or its handlers (each gets every record)."""
+
 UNROUTED_METRIC: Final = "StreamRecordUnrouted"
 
 
@@ -162,7 +166,11 @@ def _sequence_number(raw: Mapping[str, Any]) -> str | None:
     return str(value) if value is not None else None
 
 
-def route(records: Iterable[Mapping[str, Any]], routes: Mapping[str, RecordTypeHandler]) -> BatchOutcome:
+def handlers_of(route: Route) -> tuple[RecordTypeHandler, ...]:
+    return route if isinstance(route, tuple) else (route,)
+
+
+def route(records: Iterable[Mapping[str, Any]], routes: Mapping[str, Route]) -> BatchOutcome:
     """Parse every record, hand each record type's records to its handler, collect the failures.
 
     A record that does not parse fails on its own. A record of a type without a route is logged and
@@ -183,7 +191,8 @@ def route(records: Iterable[Mapping[str, Any]], routes: Mapping[str, RecordTypeH
             continue
         entity_type = change.entity_type
         if entity_type is not None and entity_type in routes:
-            by_handler.setdefault(routes[entity_type], []).append(change)
+            for handler in handlers_of(routes[entity_type]):
+                by_handler.setdefault(handler, []).append(change)
             continue
         unrouted += 1
         logger.error(
@@ -195,10 +204,11 @@ def route(records: Iterable[Mapping[str, Any]], routes: Mapping[str, RecordTypeH
     if unrouted:
         metrics.add_metric(name=UNROUTED_METRIC, unit="Count", value=unrouted)
     for handler, changes in by_handler.items():
-        failures.update(handler(changes))
+        # A record two handlers failed is retried once: the first reason is kept.
+        failures.update({key: error for key, error in handler(changes).items() if key not in failures})
     return BatchOutcome({key: failures[key] for key in order if key in failures})
 
 
-def handle_batch(event: Mapping[str, Any], routes: Mapping[str, RecordTypeHandler]) -> PartialItemFailureResponse:
+def handle_batch(event: Mapping[str, Any], routes: Mapping[str, Route]) -> PartialItemFailureResponse:
     """A stream consumer's whole handler: route the batch, answer Lambda which records failed."""
     return route(event.get("Records") or [], routes).response()
