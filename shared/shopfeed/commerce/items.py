@@ -20,6 +20,7 @@ from shopfeed.platform.types import Money
 
 CUSTOMER: Final = "Customer"
 EMAIL_GUARD: Final = "EmailGuard"
+PURCHASE: Final = "Purchase"
 PRODUCT: Final = "Product"
 ORDER: Final = "Order"
 ORDER_LINE: Final = "OrderLine"

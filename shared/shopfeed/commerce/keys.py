@@ -2,6 +2,7 @@
 
 Base table (PK / SK):
     USER#<user_id>          PROFILE                 customer profile (user ids escaped: platform.key_parts)
+    USER#<user_id>          PURCHASE#<product_id>   the user paid for the product (paid_orders: how many orders)
     EMAIL#<email>           GUARD                   unique-email guard (points at the user)
     PRODUCT#<product_id>    META                    product, price and stock
     ORDER#<order_id>        META                    order header
@@ -23,6 +24,7 @@ from shopfeed.platform.dynamo import IndexSpec
 
 USER: Final = "USER#"
 PROFILE: Final = "PROFILE"
+PURCHASE: Final = "PURCHASE#"
 EMAIL: Final = "EMAIL#"
 GUARD: Final = "GUARD"
 PRODUCT: Final = "PRODUCT#"
@@ -65,6 +67,12 @@ def _index_key(index: IndexSpec, partition: str, sort: str) -> Key:
 
 def user(user_id: str) -> Key:
     return {"PK": _user_part(user_id), "SK": PROFILE}
+
+
+def purchase(user_id: str, product_id: str) -> Key:
+    """Proof of purchase: kept by payments (an approved order counts, its cancellation takes it back),
+    checked by reviews (only buyers review), in the buyer's partition."""
+    return {"PK": _user_part(user_id), "SK": PURCHASE + product_id}
 
 
 def email_guard(email: str) -> Key:
