@@ -5,7 +5,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import cold_start, fanout, first_request, round_trips, throughput
+from bench import cold_start, fanout, feed_round_trips, first_request, round_trips, throughput
 from bench.machine import Machine
 from bench.stack import commerce_stack
 from local.cfn import ROOT
@@ -33,6 +33,7 @@ def main() -> None:
     with commerce_stack() as stack:
         _progress(f"round trips and consumed capacity (DynamoDB Local at {stack.engine})")
         trips = round_trips.measure(stack)
+        feed_trips = feed_round_trips.measure(stack)
         _progress("order throughput")
         load = throughput.measure(stack)
         _progress(f"fanout throughput ({fanout.AUDIENCE} followers, {fanout.ROUNDS} rounds)")
@@ -63,7 +64,14 @@ def main() -> None:
             "## DynamoDB round trips and consumed capacity per request",
             "",
             round_trips.__doc__ or "",
+            "### Commerce API",
+            "",
             trips.markdown(),
+            "",
+            "### Feed API",
+            "",
+            feed_round_trips.__doc__ or "",
+            feed_trips.markdown(),
             "",
             "## Order placement throughput (informative)",
             "",
@@ -88,7 +96,7 @@ def main() -> None:
         _progress(f"first request of primed {row.function} above 2× a warm one")
     if local_http.ratio < 0.8:
         _progress(f"local HTTP at {local_http.ratio:.2f}× the in-process rate, below the 0.8× goal")
-    for measurement in trips.unexpected():
+    for measurement in [*trips.unexpected(), *feed_trips.unexpected()]:
         _progress(f"unexpected status {measurement.status}: {measurement.route} ({measurement.case})")
 
 

@@ -18,11 +18,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from moto.server import ThreadedMotoServer
-
 from bench.markdown import table
-from bench.stack import Stack
-from local import dynamodb_local
+from bench.stack import Stack, moto_sqs
 from shopfeed.feed import items
 from shopfeed.feed.fanout import PAGE_SIZE, FanoutAction, FanoutTask
 from shopfeed.platform import batch_writes, clients, dynamo
@@ -77,22 +74,16 @@ def _timed(action: Callable[[], Any]) -> float:
 
 
 def _forget_clients() -> None:
-    # The endpoint and the settings changed: clients and settings are cached per process on first use.
+    # The settings changed: clients and settings are cached per process on first use.
     clients.reset()
     settings.cache_clear()
 
 
 def measure(stack: Stack) -> FanoutThroughput:
-    # The moto server logs every request, and the worker one line per page: the report is on stdout.
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    # The worker logs one line per page: the report is on stdout.
     logger.setLevel(logging.WARNING)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=dynamodb_local.free_port(), verbose=False)
-    server.start()
-    try:
-        host, port = server.get_host_and_port()
-        os.environ["AWS_ENDPOINT_URL_SQS"] = f"http://{host}:{port}"
-        os.environ["FEED_TABLE_NAME"] = table_name = stack.tables["FeedTable"]
-        _forget_clients()
+    with moto_sqs():
+        table_name = stack.tables["FeedTable"]
         line = FanoutLine.create()
         os.environ["FANOUT_QUEUE_URL"] = line.url
         _forget_clients()
@@ -112,5 +103,3 @@ def measure(stack: Stack) -> FanoutThroughput:
             result.worker.append(_timed(line.drain))
             result.pages = len(line.delivered)
         return result
-    finally:
-        server.stop()

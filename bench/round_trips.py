@@ -1,4 +1,4 @@
-"""DynamoDB round trips and consumed capacity per commerce endpoint, against DynamoDB Local.
+"""DynamoDB round trips and consumed capacity per endpoint of each API, against DynamoDB Local.
 
 Each request runs through the real handler on data seeded first (outside the measurement), so a
 row shows what one request of that kind costs. DynamoDB Local computes capacity from item sizes
@@ -51,6 +51,7 @@ class Measurement:
 class RoundTrips:
     measurements: list[Measurement]
     unmeasured: list[str]
+    data: str  # what the requests ran against
 
     def unexpected(self) -> list[Measurement]:
         return [m for m in self.measurements if m.status != m.expected]
@@ -81,12 +82,37 @@ class RoundTrips:
             "the items it wrote (2 WCU per item per started KB), because DynamoDB Local reports 2 for any "
             "transaction; its index share is DynamoDB Local's. – : DynamoDB reports no capacity for a "
             "refused write (a cancelled transaction or a failed condition), though it bills the attempt.",
-            f"Data: {PRODUCTS_IN_CATEGORY} products in the listed category, {ORDERS_OF_USER} orders of the "
-            "listing user, orders of one line unless stated; every list asks for its default page size.",
+            f"Data: {self.data}",
         ]
         if self.unmeasured:
             parts += ["", "Template routes of the function with no row yet: " + ", ".join(self.unmeasured)]
         return "\n".join(parts)
+
+
+class Recorder:
+    """Meters requests one at a time and keeps a row per request."""
+
+    def __init__(self, meter: Meter) -> None:
+        self.meter = meter
+        self.measurements: list[Measurement] = []
+
+    def __call__(
+        self, route: str, case: str, request: Callable[[], Answer], *, expected: int = 200, pattern: str = "–"
+    ) -> Answer:
+        with self.meter.measuring() as metered:
+            answer = request()
+        self.measurements.append(Measurement(route, case, pattern, expected, answer.status, metered))
+        return answer
+
+    def results(self, function: str, data: str) -> RoundTrips:
+        """The rows, and the template routes of ``function`` that have none."""
+        measured = {m.route for m in self.measurements}
+        unmeasured = [
+            f"`{method} {path}`"
+            for method, path, served_by in http_routes()
+            if served_by == function and f"{method} {path}" not in measured
+        ]
+        return RoundTrips(self.measurements, unmeasured, data)
 
 
 def measure(stack: Stack) -> RoundTrips:
@@ -95,15 +121,6 @@ def measure(stack: Stack) -> RoundTrips:
     ops = api.as_user("U-BENCH-OPS", "ops")
     buyer = api.as_user("U-BENCH-BUYER")
     newcomer = api.as_user("U-BENCH-NEW")
-    measurements: list[Measurement] = []
-
-    def measure_one(
-        route: str, case: str, request: Callable[[], Answer], *, expected: int = 200, pattern: str = "–"
-    ) -> Answer:
-        with meter.measuring() as metered:
-            answer = request()
-        measurements.append(Measurement(route, case, pattern, expected, answer.status, metered))
-        return answer
 
     # Seeded outside the measurements.
     products = [f"P-BENCH-{n:02d}" for n in range(1, PRODUCTS_IN_CATEGORY + 1)]
@@ -118,6 +135,7 @@ def measure(stack: Stack) -> RoundTrips:
     place_order(buyer, replayed, key="bench-replay")
 
     with Meter() as meter:
+        measure_one = Recorder(meter)
         measure_one(
             "POST /users", "register: profile + email guard", lambda: newcomer.post("/users", user_body()), expected=201
         )
@@ -182,10 +200,8 @@ def measure(stack: Stack) -> RoundTrips:
         measure_one("POST /orders/{order_id}/cancel", "5 lines", lambda: buyer.post(f"{path}/cancel"))
         measure_one("POST /orders/{order_id}/cancel", "already cancelled", lambda: buyer.post(f"{path}/cancel"))
 
-    measured_routes = {m.route for m in measurements}
-    unmeasured = [
-        f"`{method} {path}`"
-        for method, path, function in http_routes()
-        if function == FUNCTION and f"{method} {path}" not in measured_routes
-    ]
-    return RoundTrips(measurements, unmeasured)
+    return measure_one.results(
+        FUNCTION,
+        f"{PRODUCTS_IN_CATEGORY} products in the listed category, {ORDERS_OF_USER} orders of the listing user, "
+        "orders of one line unless stated; every list asks for its default page size.",
+    )

@@ -2,6 +2,7 @@
 
 import contextlib
 import io
+import logging
 import os
 import signal
 import subprocess
@@ -15,6 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
+
+from moto.server import ThreadedMotoServer
 
 from local import dynamodb_local
 from local.auth import SigningKey, issuer_for
@@ -37,7 +40,8 @@ ENVIRONMENT = {
 
 @dataclass(frozen=True)
 class Stack:
-    api: ApiClient
+    api: ApiClient  # the commerce API (and the user routes)
+    feed_api: ApiClient
     table: str
     engine: str
     tables: dict[str, str]  # every template table by logical id
@@ -45,7 +49,7 @@ class Stack:
 
 @contextmanager
 def commerce_stack() -> Iterator[Stack]:
-    """Start DynamoDB Local, create the template's tables, and give the commerce API handler.
+    """Start DynamoDB Local, create the template's tables, and give the API handlers.
 
     Call it before anything in the process touched a shopfeed client or setting: both are cached
     per process (per Lambda container) on first use, and must see this environment. The handler's
@@ -61,15 +65,44 @@ def commerce_stack() -> Iterator[Stack]:
         from shopfeed.platform import clients
 
         names = create_tables(clients.dynamodb(), suffix=f"-bench-{uuid.uuid4().hex[:8]}")
+        # The tables as the template hands them to the functions (the user routes write both).
         os.environ["COMMERCE_TABLE_NAME"] = names["CommerceTable"]
+        os.environ["FEED_TABLE_NAME"] = names["FeedTable"]
 
         with redirect_stdout(io.StringIO()):
             # Imported here: Powertools' Logger binds its stream (stdout) when it is created.
             from functions.commerce_api.app import lambda_handler
+            from functions.feed_api.app import lambda_handler as feed_handler
 
-            yield Stack(ApiClient(lambda_handler), names["CommerceTable"], engine.endpoint, names)
+            yield Stack(
+                ApiClient(lambda_handler), ApiClient(feed_handler), names["CommerceTable"], engine.endpoint, names
+            )
     finally:
         engine.stop()
+
+
+@contextmanager
+def moto_sqs() -> Iterator[str]:
+    """SQS in a moto server on this machine, for the shared clients made inside (its endpoint)."""
+    from shopfeed.platform import clients
+    from shopfeed.platform.config import settings
+
+    # The moto server logs every request: the report is on stdout.
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=dynamodb_local.free_port(), verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        os.environ["AWS_ENDPOINT_URL_SQS"] = endpoint = f"http://{host}:{port}"
+        # The endpoint changed: clients and settings are cached per process on first use.
+        clients.reset()
+        settings.cache_clear()
+        yield endpoint
+    finally:
+        server.stop()
+        del os.environ["AWS_ENDPOINT_URL_SQS"]
+        clients.reset()
+        settings.cache_clear()
 
 
 @dataclass(frozen=True)
