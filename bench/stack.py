@@ -62,6 +62,8 @@ def commerce_stack() -> Iterator[Stack]:
 
         names = create_tables(clients.dynamodb(), suffix=f"-bench-{uuid.uuid4().hex[:8]}")
         os.environ["COMMERCE_TABLE_NAME"] = names["CommerceTable"]
+        # Registration (POST /users) writes the social half of a user to FeedTable.
+        os.environ["FEED_TABLE_NAME"] = names["FeedTable"]
 
         with redirect_stdout(io.StringIO()):
             # Imported here: Powertools' Logger binds its stream (stdout) when it is created.
