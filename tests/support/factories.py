@@ -195,10 +195,10 @@ def review_body(
     return {"rating": rating, "title": title, "text": text}
 
 
-def reviewed(client: ApiClient, product_id: str, **fields: Any) -> dict[str, Any]:
+def reviewed(client: ApiClient, product_id: str, *, table: str = "CommerceTable", **fields: Any) -> dict[str, Any]:
     """A review by ``client``'s user, who is recorded as a buyer of the product first."""
     assert client.sub is not None
-    record_purchase(client.sub, product_id)
+    record_purchase(client.sub, product_id, table=table)
     answer = client.post(f"/products/{product_id}/reviews", review_body(**fields))
     assert answer.status == 201, answer.text
     return dict(answer.json)
