@@ -23,7 +23,10 @@ from tests.support.factories import (
     place_order,
     placed_order,
     product_body,
+    record_purchase,
     register_user,
+    review_body,
+    reviewed,
     user_body,
 )
 
@@ -31,6 +34,7 @@ FUNCTION = "CommerceApiFunction"
 CATEGORY = "bench-tshirts"
 PRODUCTS_IN_CATEGORY = 20
 ORDERS_OF_USER = 30
+REVIEWS_OF_PRODUCT = 30
 
 
 @dataclass(frozen=True)
@@ -133,6 +137,12 @@ def measure(stack: Stack) -> RoundTrips:
     five_lines = [line(product_id, quantity=2) for product_id in products[:5]]
     replayed = line(products[4])
     place_order(buyer, replayed, key="bench-replay")
+    reviewed_product = products[2]
+    for n in range(REVIEWS_OF_PRODUCT):
+        reviewed(api.as_user(f"U-BENCH-REVIEWER-{n:02d}"), reviewed_product, rating=1 + n % 5, table=stack.table)
+    for product_id in products[3:8]:
+        reviewed(buyer, product_id, table=stack.table)
+    record_purchase(buyer.sub or "", reviewed_product, table=stack.table)
 
     with Meter() as meter:
         measure_one = Recorder(meter)
@@ -200,8 +210,34 @@ def measure(stack: Stack) -> RoundTrips:
         measure_one("POST /orders/{order_id}/cancel", "5 lines", lambda: buyer.post(f"{path}/cancel"))
         measure_one("POST /orders/{order_id}/cancel", "already cancelled", lambda: buyer.post(f"{path}/cancel"))
 
+        reviews = f"/products/{reviewed_product}/reviews"
+        write = "POST /products/{product_id}/reviews"
+        measure_one(
+            write, "a buyer's review: purchase checked", lambda: buyer.post(reviews, review_body()), expected=201
+        )
+        measure_one(write, "a second review", lambda: buyer.post(reviews, review_body()), expected=409)
+        measure_one(write, "not a buyer", lambda: newcomer.post(reviews, review_body()), expected=403)
+        mine = f"{reviews}/me"
+        measure_one(
+            "GET /products/{product_id}/reviews/{user_id}", "one review", lambda: api.get(f"{reviews}/{buyer.sub}")
+        )
+        measure_one(
+            "PUT /products/{product_id}/reviews/me",
+            "If-Match current, rating changed",
+            lambda: buyer.put(mine, review_body(rating=2), headers=if_match('"1"')),
+        )
+        measure_one("GET /products/{product_id}/reviews", "newest first, first page", lambda: api.get(reviews))
+        measure_one(
+            "GET /products/{product_id}/reviews",
+            "best first, first page",
+            lambda: api.get(reviews, query={"sort": "rating"}),
+        )
+        measure_one("GET /users/{user_id}/reviews", "a user's reviews", lambda: buyer.get("/users/me/reviews"))
+        measure_one("DELETE /products/{product_id}/reviews/me", "own review", lambda: buyer.delete(mine), expected=204)
+
     return measure_one.results(
         FUNCTION,
         f"{PRODUCTS_IN_CATEGORY} products in the listed category, {ORDERS_OF_USER} orders of the listing user, "
-        "orders of one line unless stated; every list asks for its default page size.",
+        f"orders of one line unless stated, {REVIEWS_OF_PRODUCT} reviews of the reviewed product (a title and a "
+        "sentence each); every list asks for its default page size.",
     )

@@ -9,13 +9,15 @@ from typing import Any
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shopfeed.commerce import bootstrap, consumers, items
+from shopfeed.commerce import bootstrap, consumers, items, ratings
 from shopfeed.platform import streams, warmup
 from shopfeed.platform.observability import logger, metrics
 
 ROUTES: dict[str, streams.RecordTypeHandler] = {
     items.OUTBOX_EVENT: consumers.relay_outbox_events,
     items.PRODUCT: consumers.sync_product_search,
+    # Reviews (written, edited, deleted) keep their product's rating counters.
+    items.REVIEW: ratings.count_ratings,
 }
 warmup.prime(bootstrap.relay_ports, bootstrap.search_index)
 

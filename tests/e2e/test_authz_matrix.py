@@ -18,6 +18,7 @@ import requests
 
 from local.cfn import ROOT
 from tests.e2e.conftest import Client, LocalStack
+from tests.support.factories import record_purchase
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
@@ -64,6 +65,12 @@ MATRIX: dict[str, tuple[int | str, ...]] = {
     "POST /notifications/read":           (401,     200,       200,       200,       200),  # each marks their own
     "POST /notifications/{notification_id}/read": (401, 404,   404,       404,       404),  # none is anyone's here
     "GET /leaderboards/authors":          (401,     403,       403,       403,       200),
+    "POST /products/{product_id}/reviews": (401,    403,       201,       403,       403),  # the buyer only
+    "GET /products/{product_id}/reviews": (401,     200,       200,       200,       200),
+    "GET /products/{product_id}/reviews/{user_id}": (401, 200, 200,      200,       200),  # reviews are public
+    "PUT /products/{product_id}/reviews/me": (401,  404,       200,       404,       404),  # each edits their own
+    "DELETE /products/{product_id}/reviews/me": (401, 204,     204,       204,       204),  # each deletes their own
+    "GET /users/{user_id}/reviews":       (401,     200,       200,       200,       200),
 }
 # fmt: on
 
@@ -88,6 +95,7 @@ class World:
 
     clients: dict[str, Client]
     product: dict[str, Any]
+    stack: LocalStack
 
     def place(self, role: str = "owner") -> str:
         body = {
@@ -115,6 +123,21 @@ class World:
         assert made.status_code == 201, made.text
         return f"/posts/{post_id}/comments/{made.json()['comment_id']}"
 
+    def bought(self) -> str:
+        """The reviews path of a new product only the owner bought (a payment recorded as payments do)."""
+        created = self.clients["admin"].post("/products", json=_product_body())
+        assert created.status_code == 201, created.text
+        product_id = created.json()["product_id"]
+        record_purchase(OWNER, product_id, client=self.stack.dynamodb())
+        return f"/products/{product_id}/reviews"
+
+    def reviewed(self) -> str:
+        """The reviews path of a new product the owner bought and reviewed."""
+        reviews = self.bought()
+        written = self.clients["owner"].post(reviews, json={"rating": 4, "title": "Matrix review"})
+        assert written.status_code == 201, written.text
+        return reviews
+
     def etag(self, role: str, path: str) -> str:
         reader = self.clients["admin"] if path.startswith("/products") else self.clients[role]
         return str(reader.get(path).headers.get("ETag", '"1"'))
@@ -126,6 +149,7 @@ def _cell(world: World, operation: str, role: str) -> requests.Response:
     product_id = world.product["product_id"]
     key = {"Idempotency-Key": str(uuid.uuid4())}
     order_line = {"product_id": product_id, "quantity": 1, "unit_price": world.product["price"]}
+    review = {"rating": 5, "title": f"{role} reviews"}
     send: dict[str, Callable[[], requests.Response]] = {
         "POST /users": lambda: client.post("/users", json={"email": "matrix@example.com", "name": "Matrix"}),
         "GET /users/{user_id}": lambda: client.get(f"/users/{OWNER}"),
@@ -174,6 +198,14 @@ def _cell(world: World, operation: str, role: str) -> requests.Response:
         "POST /notifications/read": lambda: client.post("/notifications/read"),
         "POST /notifications/{notification_id}/read": lambda: client.post(f"/notifications/{_NO_ONES}/read"),
         "GET /leaderboards/authors": lambda: client.get("/leaderboards/authors", params={"month": "2026-10"}),
+        "POST /products/{product_id}/reviews": lambda: client.post(world.bought(), json=review),
+        "GET /products/{product_id}/reviews": lambda: client.get(world.reviewed(), params={"sort": "rating"}),
+        "GET /products/{product_id}/reviews/{user_id}": lambda: client.get(f"{world.reviewed()}/{OWNER}"),
+        "PUT /products/{product_id}/reviews/me": lambda: client.put(
+            f"{world.reviewed()}/me", json=review, headers={"If-Match": '"1"'}
+        ),
+        "DELETE /products/{product_id}/reviews/me": lambda: client.delete(f"{world.reviewed()}/me"),
+        "GET /users/{user_id}/reviews": lambda: client.get(f"/users/{OWNER}/reviews"),
     }
     return send[operation]()
 
@@ -213,7 +245,7 @@ def world(local_stack: LocalStack) -> World:
         assert registered.status_code in (201, 409), registered.text
     created = clients["admin"].post("/products", json=_product_body(available=10_000))
     assert created.status_code == 201, created.text
-    return World(clients, created.json())
+    return World(clients, created.json(), local_stack)
 
 
 def test_the_matrix_covers_every_operation_of_the_document() -> None:

@@ -44,6 +44,44 @@ def test_get_many_reads_the_items_that_exist_with_the_attributes_asked(table: dy
     assert table.get_many([]) == []
 
 
+def test_delete_answers_the_item_it_deleted_and_none_when_there_was_none(table: dynamo.Table) -> None:
+    # given
+    table.put_if_absent(item("a", "1", name="first"))
+    key = {"PK": "TEST#a", "SK": "1"}
+    # when
+    deleted, again = table.delete(key), table.delete(key)
+    # then
+    assert (deleted, again) == (item("a", "1", name="first"), None)
+    assert table.get(key) is None
+
+
+def test_a_condition_check_lets_its_transaction_commit_only_while_it_holds(table: dynamo.Table) -> None:
+    # given an item holding 1, and a write that may happen only while the item holds more than 0
+    table.put_if_absent(item("a", "1", held=1))
+    key = {"PK": "TEST#a", "SK": "1"}
+
+    def write_if_held(checked: dict[str, str], sort: str) -> None:
+        transaction = dynamo.Transaction()
+        transaction.add("check", table.check_op(checked, Attr("held").gt(0)))
+        transaction.add("write", table.put_op(item("b", sort), if_absent=True))
+        table.transact(transaction, busy="test")
+
+    # when
+    write_if_held(key, "1")
+    table.update(key, dynamo.Update(add={"held": -1}))
+    with pytest.raises(dynamo.TransactionCancelled) as refused:
+        write_if_held(key, "2")
+    with pytest.raises(dynamo.TransactionCancelled) as missing:
+        write_if_held({"PK": "TEST#ghost", "SK": "1"}, "3")
+    # then
+    assert table.get({"PK": "TEST#b", "SK": "1"}) is not None
+    assert refused.value.failed("check")
+    assert not refused.value.failed("write")
+    assert missing.value.failed("check")
+    assert table.get({"PK": "TEST#b", "SK": "2"}) is None
+    assert table.get({"PK": "TEST#b", "SK": "3"}) is None
+
+
 def test_a_versioned_update_applies_at_the_read_version_and_names_the_stored_item_otherwise(
     table: dynamo.Table,
 ) -> None:

@@ -26,7 +26,7 @@ def test_create_product_as_admin_answers_201_with_location_and_etag_in_one_write
     assert answer.status == 201
     assert answer.headers["Location"] == "/products/P-RED-TSHIRT"
     assert answer.headers["ETag"] == '"1"'
-    assert answer.json == {**body, "updated_at": answer.json["updated_at"]}
+    assert answer.json == {**body, "updated_at": answer.json["updated_at"], "rating": {"count": 0, "average": None}}
     assert calls.operations == ["PutItem"]
 
 

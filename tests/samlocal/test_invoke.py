@@ -30,6 +30,7 @@ def test_invoke_create_product_event_creates_the_product_as_admin(sam: SamLocal,
         "price": money(1999),
         "available": 10,
         "updated_at": product["updated_at"],
+        "rating": {"count": 0, "average": None},
     }
     stored = tables.item(keys.product("P-RED-TSHIRT"))
     assert stored is not None

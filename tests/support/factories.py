@@ -8,9 +8,10 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
-from shopfeed.commerce import events, keys
+from shopfeed.commerce import events, items, keys
 from shopfeed.commerce.models import Order, OrderLine, OrderStatus
 from shopfeed.commerce.repository import CommerceRepository
+from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import iso, new_id
 from shopfeed.platform.idempotency import IdempotentRequest
 from shopfeed.platform.types import Money
@@ -167,3 +168,37 @@ def seed_order(
     request = IdempotentRequest(user_id, order.order_id, fingerprint=order.order_id)
     store.place_order(order, events.order_placed(order), request, moment)
     return order
+
+
+# -- proof of purchase ------------------------------------------------------------------------------
+
+
+def record_purchase(
+    user_id: str, product_id: str, orders: int = 1, *, table: str = "CommerceTable", client: Any = None
+) -> None:
+    """The proof of purchase as payments keep it: ``ADD paid_orders`` on ``keys.purchase(...)`` (an
+    approved payment adds 1 per order, a cancelled Paid order takes 1 back), created if absent.
+
+    ``client`` is a DynamoDB client of another engine (the local stack's); the shared one by default."""
+    (client or clients.dynamodb()).update_item(
+        TableName=table,
+        Key=dynamo.serialize(keys.purchase(user_id, product_id)),
+        UpdateExpression="SET entity_type = :type ADD #paid :orders",
+        ExpressionAttributeNames={"#paid": items.PAID_ORDERS},
+        ExpressionAttributeValues={":type": {"S": items.PURCHASE}, ":orders": {"N": str(orders)}},
+    )
+
+
+def review_body(
+    rating: int = 5, title: str = "Great shirt", text: str = "Soft cotton, true to size."
+) -> dict[str, Any]:
+    return {"rating": rating, "title": title, "text": text}
+
+
+def reviewed(client: ApiClient, product_id: str, *, table: str = "CommerceTable", **fields: Any) -> dict[str, Any]:
+    """A review by ``client``'s user, who is recorded as a buyer of the product first."""
+    assert client.sub is not None
+    record_purchase(client.sub, product_id, table=table)
+    answer = client.post(f"/products/{product_id}/reviews", review_body(**fields))
+    assert answer.status == 201, answer.text
+    return dict(answer.json)

@@ -10,6 +10,7 @@ from functools import cache
 
 from shopfeed.commerce import items
 from shopfeed.commerce.repository import CommerceRepository
+from shopfeed.commerce.review_repository import ReviewRepository
 from shopfeed.commerce.settings import CommerceApiSettings, CommerceStreamSettings, CommerceSweeperSettings
 from shopfeed.platform import clients, dynamo, search_engine
 from shopfeed.platform.config import settings
@@ -30,6 +31,19 @@ def repository() -> CommerceRepository:
     """CommerceTable for the API: the repository its routes depend on."""
     config = settings(CommerceApiSettings)
     return CommerceRepository(dynamo.Table(clients.dynamodb(), config.commerce_table_name), cursors())
+
+
+@cache
+def reviews() -> ReviewRepository:
+    """CommerceTable's reviews for the API (their own repository: the write repository stays small)."""
+    config = settings(CommerceApiSettings)
+    return ReviewRepository(dynamo.Table(clients.dynamodb(), config.commerce_table_name), cursors())
+
+
+@cache
+def stream_table() -> dynamo.Table:
+    """CommerceTable as the stream consumer's counters write it (the product rating counters)."""
+    return dynamo.Table(clients.dynamodb(), settings(CommerceStreamSettings).commerce_table_name)
 
 
 @cache
@@ -61,5 +75,5 @@ def sweeper_ports() -> tuple[EventBridgePublisher, OutboxRepository, timedelta]:
 
 def reset() -> None:
     """Forget every port built (tests change the environment between tests)."""
-    for factory in (cursors, repository, search_index, relay_ports, sweeper_ports):
+    for factory in (cursors, repository, reviews, stream_table, search_index, relay_ports, sweeper_ports):
         factory.cache_clear()

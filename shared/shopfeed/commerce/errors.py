@@ -51,6 +51,23 @@ class PriceChanged(DomainError):
         }
 
 
+# -- reviews ------------------------------------------------------------------------------------
+
+
+class PurchaseRequired(DomainError):
+    """Only a buyer reviews: the caller has no paid order of the product (or every one was cancelled)."""
+
+    def __init__(self, product_id: str) -> None:
+        super().__init__(f"Only customers who bought product {product_id} may review it; nothing was written.")
+        self.product_id = product_id
+
+    def extensions(self) -> dict[str, object]:
+        return {"product_id": self.product_id}
+
+
+# -----------------------------------------------------------------------------------------------
+
+
 class UnknownProducts(DomainError):
     def __init__(self, product_ids: Sequence[str]) -> None:
         super().__init__(f"No such product: {', '.join(product_ids)}; nothing was ordered.")
@@ -63,3 +80,5 @@ class UnknownProducts(DomainError):
 problems.register(UnknownProducts, HTTPStatus.NOT_FOUND, "unknown-products", "Unknown products")
 problems.register(InsufficientStock, HTTPStatus.CONFLICT, "insufficient-stock", "Insufficient stock")
 problems.register(PriceChanged, HTTPStatus.CONFLICT, "price-changed", "Price changed")
+# 403, not 409: the caller lacks a right (being a buyer), the review does not conflict with anything.
+problems.register(PurchaseRequired, HTTPStatus.FORBIDDEN, "purchase-required", "Purchase required")

@@ -14,6 +14,9 @@ from shopfeed.commerce.models import (
     OrderSummary,
     Product,
     ProductSummary,
+    RatingTotals,
+    Review,
+    ReviewSummary,
 )
 from shopfeed.platform.outbox import OutboxEvent, OutboxKeys, event_from
 from shopfeed.platform.types import Money
@@ -21,6 +24,8 @@ from shopfeed.platform.types import Money
 CUSTOMER: Final = "Customer"
 EMAIL_GUARD: Final = "EmailGuard"
 PURCHASE: Final = "Purchase"
+# The proof of purchase's count of the user's paid, not cancelled orders of the product (payments keep it).
+PAID_ORDERS: Final = "paid_orders"
 PRODUCT: Final = "Product"
 ORDER: Final = "Order"
 ORDER_LINE: Final = "OrderLine"
@@ -59,21 +64,54 @@ def customer_from(item: Item) -> Customer:
     return Customer.model_validate({k: item[k] for k in Customer.model_fields if k in item})
 
 
+# A product's rating counters, kept by the stream consumer from review records (ADD, never a Put).
+RATING_COUNT: Final = "rating_count"
+RATING_SUM: Final = "rating_sum"
+
+
 def product_item(product: Product) -> Item:
+    # The rating counters are the consumer's alone: a product is written without them.
     return {
         **keys.product(product.product_id),
         **keys.product_by_category(product.category, product.product_id),
         "entity_type": PRODUCT,
-        **product.model_dump(),
+        **product.model_dump(exclude={"rating"}),
     }
 
 
 def product_from(item: Item) -> Product:
-    return Product.model_validate({k: item[k] for k in Product.model_fields})
+    fields = {k: item[k] for k in Product.model_fields if k != "rating"}
+    rating = RatingTotals(count=int(item.get(RATING_COUNT, 0)), sum=int(item.get(RATING_SUM, 0)))
+    return Product.model_validate({**fields, "rating": rating})
 
 
 def product_summary_from(item: Item) -> ProductSummary:
     return ProductSummary.model_validate({k: item[k] for k in PRODUCT_SUMMARY_ATTRIBUTES})
+
+
+# -- reviews ------------------------------------------------------------------------------------
+
+REVIEW: Final = "Review"
+
+# What the three review indexes project: a list row (template.yaml lists the same; a template test compares).
+REVIEW_SUMMARY_ATTRIBUTES: Final = tuple(ReviewSummary.model_fields)
+
+
+def review_item(review: Review) -> Item:
+    return {
+        **keys.review(review.product_id, review.user_id),
+        **keys.review_orders(review.product_id, review.user_id, review.rating, review.created_at),
+        "entity_type": REVIEW,
+        **review.model_dump(),
+    }
+
+
+def review_from(item: Item) -> Review:
+    return Review.model_validate({k: item[k] for k in Review.model_fields})
+
+
+def review_summary_from(item: Item) -> ReviewSummary:
+    return ReviewSummary.model_validate({k: item[k] for k in REVIEW_SUMMARY_ATTRIBUTES})
 
 
 def order_item(order: Order) -> Item:

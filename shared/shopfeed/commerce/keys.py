@@ -8,12 +8,17 @@ Base table (PK / SK):
     ORDER#<order_id>        META                    order header
     ORDER#<order_id>        LINE#0001 ..            order lines (sort before META: one Query gets both)
     OUTBOX#<event_id>       EVENT                   integration event waiting to be relayed
+    PRODUCT#<product_id>    REVIEW#<user_id>        a review (one per user per product: its natural key)
+    APPLIED#<sequence no.>  <target>                mark: a stream record was counted on <target> (48 h)
 
 Indexes (attribute names say which index they feed):
     ProductsByCategory  by_category_pk = CATEGORY#<category>            by_category_sk = <product_id>
     OrdersByUser        by_user_pk     = USER#<user_id>                 by_user_sk     = <placed_at>#<order_id>
     OrdersByStatus      by_status_pk   = STATUS#<status>#<yyyy-mm>#<n>  by_status_sk   = <placed_at>#<order_id>
     UnpublishedOutbox   unpublished_pk = OUTBOX#<n>                     unpublished_sk = <occurred_at>#<event_id>
+    RecentReviewsByProduct  product_reviews_pk = PRODUCT#<product_id>  recent_reviews_sk = <created_at>#<user_id>
+    TopReviewsByProduct     product_reviews_pk = PRODUCT#<product_id>  top_reviews_sk = <rating>#<created_at>#<user_id>
+    ReviewsByUser           user_reviews_pk    = USER#<user_id>        user_reviews_sk = <created_at>#<product_id>
 """
 
 import hashlib
@@ -89,6 +94,59 @@ def product_by_category(category: str, product_id: str) -> Key:
 
 def category_partition(category: str) -> str:
     return CATEGORY + category
+
+
+# -- reviews ---------------------------------------------------------------------------------------
+#
+# A review lives in its product's partition under its natural key (one per user per product), so a
+# second review is a failed put-if-absent, not a read. Its three orders are indexes: a product's
+# newest first, a product's best first (ties newest first), a user's newest first. Both product
+# orders share one partition attribute. In sort keys the user part is escaped and bounded
+# (``key_parts.bounded``): no subject can spell another key or pass the 1,024-byte sort key limit.
+
+REVIEW: Final = "REVIEW#"
+APPLIED: Final = "APPLIED#"
+
+RECENT_REVIEWS_BY_PRODUCT: Final = IndexSpec("RecentReviewsByProduct", "product_reviews_pk", "recent_reviews_sk")
+TOP_REVIEWS_BY_PRODUCT: Final = IndexSpec("TopReviewsByProduct", "product_reviews_pk", "top_reviews_sk")
+REVIEWS_BY_USER: Final = IndexSpec("ReviewsByUser", "user_reviews_pk", "user_reviews_sk")
+REVIEW_INDEXES: Final = (RECENT_REVIEWS_BY_PRODUCT, TOP_REVIEWS_BY_PRODUCT, REVIEWS_BY_USER)
+
+
+def review(product_id: str, user_id: str) -> Key:
+    return {"PK": PRODUCT + product_id, "SK": REVIEW + key_parts.bounded(user_id)}
+
+
+def review_partition(product_id: str) -> str:
+    """The partition of a product's reviews in both product orders (the product's own PK value)."""
+    return PRODUCT + product_id
+
+
+def user_reviews_partition(user_id: str) -> str:
+    return _user_part(user_id)
+
+
+def review_orders(product_id: str, user_id: str, rating: int, created_at: str) -> Key:
+    """The index keys a review carries. ``<rating>#`` sorts as text because a rating is one digit
+    (1-5); the review's creation time breaks ties, newest first when read descending."""
+    newest = f"{created_at}#{key_parts.bounded(user_id)}"
+    return {
+        **_index_key(RECENT_REVIEWS_BY_PRODUCT, review_partition(product_id), newest),
+        TOP_REVIEWS_BY_PRODUCT.sort_key: f"{rating}#{newest}",
+        **_index_key(REVIEWS_BY_USER, _user_part(user_id), f"{created_at}#{product_id}"),
+    }
+
+
+def top_review_order(product_id: str, user_id: str, rating: int, created_at: str) -> Key:
+    """The one index key a changed rating moves (an edit keeps the review's creation time)."""
+    keys = review_orders(product_id, user_id, rating, created_at)
+    return {TOP_REVIEWS_BY_PRODUCT.sort_key: keys[TOP_REVIEWS_BY_PRODUCT.sort_key]}
+
+
+def applied_record(target: str, sequence_number: str) -> Key:
+    """The mark that a stream record was applied to ``target`` (platform.exactly_once): one partition
+    per record, so marks never crowd a hot product's partition."""
+    return {"PK": APPLIED + sequence_number, "SK": target}
 
 
 def order(order_id: str) -> Key:

@@ -1,11 +1,12 @@
 """Domain models of the commerce context: what services reason about (no keys, no HTTP)."""
 
+from decimal import ROUND_HALF_UP, Decimal
 from enum import StrEnum
 from typing import Annotated, Final
 
 from pydantic import Field
 
-from shopfeed.commerce.types import ProductId, Quantity, StockLevel
+from shopfeed.commerce.types import ProductId, Quantity, Rating, StockLevel
 from shopfeed.platform.models import Model
 from shopfeed.platform.types import Money, UserId, Version
 
@@ -26,6 +27,21 @@ class Customer(Model):
     version: Version
 
 
+class RatingTotals(Model):
+    """A product's review counters, kept by the stream consumer from review records (not versioned:
+    a review never changes the product's ETag)."""
+
+    count: int = 0
+    sum: int = 0
+
+    @property
+    def average(self) -> Decimal | None:
+        """The mean rating to one decimal, halves rounded up (4.25 → 4.3); None without reviews."""
+        if self.count <= 0:
+            return None
+        return (Decimal(self.sum) / Decimal(self.count)).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
+
+
 class Product(Model):
     product_id: ProductId
     name: str
@@ -35,6 +51,36 @@ class Product(Model):
     available: StockLevel
     created_at: str
     updated_at: str
+    version: Version
+    # A factory, not an instance: building one here would build its validator at import (decision 15).
+    rating: RatingTotals = Field(default_factory=RatingTotals)
+
+
+# -- reviews ------------------------------------------------------------------------------------
+
+
+class ReviewOrder(StrEnum):
+    """The orders of a product's reviews (``GET /products/{id}/reviews?sort=``)."""
+
+    RECENT = "recent"  # newest first
+    RATING = "rating"  # best first, ties newest first
+
+
+class ReviewSummary(Model):
+    """A review as the review indexes project it: a row of a list."""
+
+    product_id: ProductId
+    user_id: UserId
+    rating: Rating
+    title: str
+    text: str
+    created_at: str
+    updated_at: str
+
+
+class Review(ReviewSummary):
+    """One user's review of one product (its natural key); ``version`` guards edits (If-Match)."""
+
     version: Version
 
 

@@ -12,6 +12,7 @@ from shopfeed.commerce.models import (
     OrderSummary,
     Product,
     ProductSummary,
+    RatingTotals,
     Restocked,
 )
 from shopfeed.commerce.types import ProductId, Quantity, StockLevel
@@ -55,6 +56,18 @@ class PlaceOrder(Request):
     lines: Annotated[list[OrderLineRequest], Field(min_length=1, max_length=MAX_ORDER_LINES)]
 
 
+class RatingView(View):
+    """A product's reviews in two figures, kept by the stream consumer (a new review shows within seconds)."""
+
+    count: int
+    average: Annotated[float | None, Field(description="Mean rating to one decimal (halves up); null without reviews")]
+
+    @classmethod
+    def of(cls, totals: RatingTotals) -> "RatingView":
+        average = totals.average
+        return cls(count=max(totals.count, 0), average=float(average) if average is not None else None)
+
+
 class ProductView(View):
     product_id: str
     name: str
@@ -63,10 +76,12 @@ class ProductView(View):
     price: Money
     available: int
     updated_at: str
+    rating: RatingView
 
     @classmethod
     def of(cls, product: Product) -> "ProductView":
-        return cls.model_validate(product.model_dump(include=set(cls.model_fields)))
+        fields = product.model_dump(include=set(cls.model_fields) - {"rating"})
+        return cls.model_validate({**fields, "rating": RatingView.of(product.rating)})
 
 
 class ProductPage(View):

@@ -11,3 +11,6 @@ ProductId = Annotated[str, StringConstraints(min_length=2, max_length=64, patter
 MAX_STOCK = 10**9
 Quantity = Annotated[int, Strict(), Field(ge=1, le=1000), JSON_INTEGER]
 StockLevel = Annotated[int, Strict(), Field(ge=0, le=MAX_STOCK), JSON_INTEGER]
+# A review's stars: a strict JSON integer (``true``, ``"5"`` and ``4.5`` are refused), one digit, so
+# it sorts as text in the TopReviewsByProduct key.
+Rating = Annotated[int, Strict(), Field(ge=1, le=5), JSON_INTEGER]

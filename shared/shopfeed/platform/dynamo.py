@@ -336,6 +336,11 @@ class Table:
             raise
         return deserialize(response["Attributes"])
 
+    def delete(self, key: Mapping[str, str]) -> Item | None:
+        """DeleteItem; the item deleted, None if there was none (deleting nothing is no error)."""
+        response = self.client.delete_item(TableName=self.name, Key=serialize(key), ReturnValues="ALL_OLD")
+        return deserialize(response["Attributes"]) if "Attributes" in response else None
+
     def update_versioned(self, key: Mapping[str, str], expected_version: int, change: Update) -> Item:
         """``change`` plus ``version + 1``, only if the stored ``version`` is ``expected_version``.
 
@@ -373,6 +378,13 @@ class Table:
         if return_old_on_failure:
             update["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
         return {"Update": {**update, **expressions.arguments()}}  # type: ignore[typeddict-item]
+
+    def check_op(self, key: Mapping[str, str], condition: ConditionBase) -> "TransactWriteItemTypeDef":
+        """A ConditionCheck: the transaction commits only if ``condition`` holds on the item at ``key``
+        (a missing item has no attributes: ``Attr(...).exists()`` and comparisons are false)."""
+        expressions = _Expressions()
+        check = {"TableName": self.name, "Key": serialize(key), "ConditionExpression": expressions.condition(condition)}
+        return {"ConditionCheck": {**check, **expressions.arguments()}}  # type: ignore[typeddict-item]
 
     def transact(self, transaction: Transaction, busy: str, attempts: int = TRANSACTION_ATTEMPTS) -> None:
         """Commit ``transaction``. Raises TransactionCancelled (reasons by label) or, when concurrent

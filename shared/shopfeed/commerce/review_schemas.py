@@ -1,0 +1,42 @@
+"""HTTP request and response models of the review routes (the OpenAPI document is generated from them)."""
+
+from typing import Annotated
+
+from pydantic import Field, StringConstraints
+
+from shopfeed.commerce.models import ReviewSummary
+from shopfeed.commerce.types import Rating
+from shopfeed.platform.models import Request, View
+
+# Bounded so a review stays a small item: 4,000 characters are at most 16 KB of UTF-8, and the
+# three review indexes hold a copy each.
+MAX_REVIEW_TEXT = 4000
+ReviewTitle = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
+ReviewText = Annotated[str, StringConstraints(strip_whitespace=True, max_length=MAX_REVIEW_TEXT)]
+
+
+class WriteReview(Request):
+    """A review as the author writes it; PUT replaces all three fields (a text left out is cleared)."""
+
+    rating: Annotated[Rating, Field(description="Stars, an integer from 1 to 5")]
+    title: ReviewTitle
+    text: ReviewText = ""
+
+
+class ReviewView(View):
+    product_id: str
+    user_id: str
+    rating: int
+    title: str
+    text: str
+    created_at: str
+    updated_at: str
+
+    @classmethod
+    def of(cls, review: ReviewSummary) -> "ReviewView":
+        return cls.model_validate(review.model_dump(include=set(cls.model_fields)))
+
+
+class ReviewPage(View):
+    items: list[ReviewView]
+    next_cursor: str | None
