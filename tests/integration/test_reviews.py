@@ -200,8 +200,8 @@ def test_a_whole_number_written_as_a_json_float_is_that_rating(commerce_api: Api
 
 @pytest.mark.parametrize(
     "subject",
-    ["auth0|5f7c8ec7c33c6c004bbafe82", "a#b%23c", "🦆" * 255],
-    ids=["provider-prefixed", "hash-and-percent", "255-four-byte-characters"],
+    ["auth0|5f7c8ec7c33c6c004bbafe82", "a#b%23c", "🦆" * 63 + "a#%", "#" * 255],
+    ids=["provider-prefixed", "hash-and-percent", "255-bytes-of-four-byte-characters", "255-hashes"],
 )
 def test_any_token_subject_reviews_and_finds_its_review(commerce_api: ApiClient, shop: None, subject: str) -> None:
     # given

@@ -56,26 +56,6 @@ def test_a_subject_cannot_spell_another_review_key() -> None:
     assert "#" not in one["SK"].removeprefix(keys.REVIEW)
 
 
-@pytest.mark.parametrize("subject", ["🦆" * 255, "#" * 255, "x" * 255])
-def test_every_accepted_subject_keeps_every_review_sort_key_under_dynamodbs_limit(subject: str) -> None:
-    # given
-    item = items.review_item(review(user_id=subject))
-    # then: a sort key holds at most 1,024 bytes
-    sort_keys = ["SK", keys.RECENT_REVIEWS_BY_PRODUCT.sort_key, keys.TOP_REVIEWS_BY_PRODUCT.sort_key]
-    assert all(len(item[name].encode()) <= 1024 for name in [*sort_keys, keys.REVIEWS_BY_USER.sort_key])
-
-
-def test_a_long_subject_is_bounded_by_its_digest_which_no_escaped_subject_can_spell() -> None:
-    # given
-    long, short = "🦆" * 255, "🦆" * 10
-    # then
-    assert key_parts.bounded(long).startswith("%%")
-    assert key_parts.bounded(long) == key_parts.bounded(long)
-    assert key_parts.bounded(long) != key_parts.bounded(long[:-1])
-    assert key_parts.bounded(short) == key_parts.escape(short)
-    assert "%%" not in key_parts.escape("%%" + key_parts.bounded(long))
-
-
 def test_the_rating_order_puts_the_best_first_and_ties_newest_first_when_read_descending() -> None:
     # given
     written = [

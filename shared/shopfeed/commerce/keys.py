@@ -101,8 +101,8 @@ def category_partition(category: str) -> str:
 # A review lives in its product's partition under its natural key (one per user per product), so a
 # second review is a failed put-if-absent, not a read. Its three orders are indexes: a product's
 # newest first, a product's best first (ties newest first), a user's newest first. Both product
-# orders share one partition attribute. In sort keys the user part is escaped and bounded
-# (``key_parts.bounded``): no subject can spell another key or pass the 1,024-byte sort key limit.
+# orders share one partition attribute. In sort keys the user part is escaped: no subject can spell
+# another key, and an accepted subject (at most 765 bytes escaped) leaves room under the 1,024-byte limit.
 
 REVIEW: Final = "REVIEW#"
 APPLIED: Final = "APPLIED#"
@@ -114,7 +114,7 @@ REVIEW_INDEXES: Final = (RECENT_REVIEWS_BY_PRODUCT, TOP_REVIEWS_BY_PRODUCT, REVI
 
 
 def review(product_id: str, user_id: str) -> Key:
-    return {"PK": PRODUCT + product_id, "SK": REVIEW + key_parts.bounded(user_id)}
+    return {"PK": PRODUCT + product_id, "SK": REVIEW + key_parts.escape(user_id)}
 
 
 def review_partition(product_id: str) -> str:
@@ -129,7 +129,7 @@ def user_reviews_partition(user_id: str) -> str:
 def review_orders(product_id: str, user_id: str, rating: int, created_at: str) -> Key:
     """The index keys a review carries. ``<rating>#`` sorts as text because a rating is one digit
     (1-5); the review's creation time breaks ties, newest first when read descending."""
-    newest = f"{created_at}#{key_parts.bounded(user_id)}"
+    newest = f"{created_at}#{key_parts.escape(user_id)}"
     return {
         **_index_key(RECENT_REVIEWS_BY_PRODUCT, review_partition(product_id), newest),
         TOP_REVIEWS_BY_PRODUCT.sort_key: f"{rating}#{newest}",

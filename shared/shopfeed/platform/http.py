@@ -4,6 +4,7 @@ import json
 from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from typing import Annotated, Any
+from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
@@ -53,11 +54,18 @@ def _no_route(_: Exception) -> Response[Any]:
 _BODY = "shopfeed.body"
 
 
+# Where Powertools keeps the arguments it matched in the path (read by its validation and the route call).
+_ROUTE_ARGUMENTS = "_route_args"
+
+
 class _RequestGuard(OpenAPIRequestValidationMiddleware):
     """Powertools' request validation, first in every route's chain, reading the body our one way.
 
     Every request with a body passes here, whether or not its route takes one: nothing reaches a handler
     unread. A route's body model then validates the JSON object read here, not Powertools' own parse.
+    Path arguments are percent-decoded here too: API Gateway decodes ``pathParameters``, but Powertools
+    matches routes on ``rawPath`` and hands the arguments on as sent (``Ada%20Lovelace``), so a user id
+    that needs encoding in a path would find no one.
     """
 
     def handler(self, app: Any, next_middleware: Any) -> Response[Any]:
@@ -65,6 +73,8 @@ class _RequestGuard(OpenAPIRequestValidationMiddleware):
         app.append_context(
             **{_BODY: json_object_body(event.headers or {}, event.body, bool(event.get("isBase64Encoded")))}
         )
+        matched = app.context.get(_ROUTE_ARGUMENTS) or {}
+        app.append_context(**{_ROUTE_ARGUMENTS: {name: unquote(value) for name, value in matched.items()}})
         return super().handler(app, next_middleware)
 
     def _get_body(self, app: Any) -> dict[str, Any]:

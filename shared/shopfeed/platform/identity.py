@@ -9,15 +9,17 @@ from shopfeed.platform.errors import Forbidden, Unauthenticated, UnusableSubject
 ADMIN = "admin"
 OPS = "ops"
 # OpenID Connect caps `sub` at 255 ASCII characters; other issuers send text (Unicode, spaces, `|`, `#`).
-# Any printable text up to 255 characters is a user id: keys embed it escaped (platform.key_parts),
-# and 255 characters of UTF-8 (at most 1,020 bytes) keep every key that holds it under DynamoDB's limits.
+# Any printable text of up to 255 bytes of UTF-8 is a user id (every compliant subject, and other
+# scripts as far as they fit): keys embed it (escaped where other parts follow, platform.key_parts),
+# and 255 bytes (765 escaped) leave room for a prefix in a sort key, which DynamoDB caps at 1,024 bytes.
 MAX_SUBJECT_LENGTH = 255
+MAX_SUBJECT_BYTES = 255
 
 
 def subject_problem(subject: str) -> str | None:
     """Why a subject cannot be a user id, or None when it can."""
-    if not 1 <= len(subject) <= MAX_SUBJECT_LENGTH:
-        return f"it must be 1 to {MAX_SUBJECT_LENGTH} characters long"
+    if not 1 <= len(subject.encode()) <= MAX_SUBJECT_BYTES:
+        return f"it must be 1 to {MAX_SUBJECT_BYTES} bytes of UTF-8 (255 ASCII characters, as OpenID Connect allows)"
     if not subject.isprintable():
         return "it must be printable text (no control or separator characters other than the space)"
     return None

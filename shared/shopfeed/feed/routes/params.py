@@ -4,7 +4,7 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
-from shopfeed.platform.types import EntityId
+from shopfeed.platform.types import EntityId, UserId
 
-UserPath = Annotated[str, Path(max_length=128, description="A user id ('me' is the caller where it says so)")]
+UserPath = Annotated[UserId, Path(description="A user id, percent-encoded ('me' is the caller where it says so)")]
 PostPath = Annotated[EntityId, Path(description="A ULID")]
