@@ -11,7 +11,7 @@ from shopfeed.commerce import items, keys, ratings
 from shopfeed.commerce.models import Product, RatingTotals, Review
 from shopfeed.commerce.review_schemas import WriteReview
 from shopfeed.commerce.schemas import ProductView, RatingView
-from shopfeed.platform import dynamo, key_parts
+from shopfeed.platform import dynamo
 from shopfeed.platform.counters import Increment
 from shopfeed.platform.streams import ChangeKind, ItemChange
 from tests.unit.builders import product
