@@ -11,3 +11,7 @@ ProductId = Annotated[str, StringConstraints(min_length=2, max_length=64, patter
 MAX_STOCK = 10**9
 Quantity = Annotated[int, Strict(), Field(ge=1, le=1000), JSON_INTEGER]
 StockLevel = Annotated[int, Strict(), Field(ge=0, le=MAX_STOCK), JSON_INTEGER]
+
+# A carrier is part of a dashboard key (keys.shipments_partition): a lower-case slug, never a `#`.
+Carrier = Annotated[str, StringConstraints(min_length=2, max_length=32, pattern=r"^[a-z0-9][a-z0-9\-]*$")]
+TrackingNumber = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9\-]+$")]
