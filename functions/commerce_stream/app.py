@@ -16,8 +16,9 @@ from shopfeed.platform.observability import logger, metrics
 ROUTES: dict[str, streams.RecordTypeHandler] = {
     items.OUTBOX_EVENT: consumers.relay_outbox_events,
     items.PRODUCT: consumers.sync_product_search,
+    items.PAYMENT_ATTEMPT: consumers.queue_payment_attempts,
 }
-warmup.prime(bootstrap.relay_ports, bootstrap.search_index)
+warmup.prime(bootstrap.relay_ports, bootstrap.search_index, bootstrap.payment_queue)
 
 
 @logger.inject_lambda_context

@@ -9,8 +9,17 @@ from datetime import timedelta
 from functools import cache
 
 from shopfeed.commerce import items
+from shopfeed.commerce.payment_provider import SANDBOX, PaymentProvider, SandboxProvider
+from shopfeed.commerce.payment_repository import PaymentQueries, PaymentRepository
+from shopfeed.commerce.payment_worker import SqsPaymentQueue
 from shopfeed.commerce.repository import CommerceRepository
-from shopfeed.commerce.settings import CommerceApiSettings, CommerceStreamSettings, CommerceSweeperSettings
+from shopfeed.commerce.settings import (
+    CommerceApiSettings,
+    CommerceOutboxSettings,
+    CommerceStreamSettings,
+    CommerceSweeperSettings,
+    PaymentWorkerSettings,
+)
 from shopfeed.platform import clients, dynamo, search_engine
 from shopfeed.platform.config import settings
 from shopfeed.platform.cursors import CursorCodec, signing_key
@@ -38,7 +47,7 @@ def search_index() -> SearchIndex | None:
     return search_engine.configured()
 
 
-def _outbox_ports(config: CommerceStreamSettings) -> tuple[EventBridgePublisher, OutboxRepository]:
+def _outbox_ports(config: CommerceOutboxSettings) -> tuple[EventBridgePublisher, OutboxRepository]:
     table = dynamo.Table(clients.dynamodb(), config.commerce_table_name)
     return (
         EventBridgePublisher(clients.eventbridge(), config.event_bus_name),
@@ -59,7 +68,48 @@ def sweeper_ports() -> tuple[EventBridgePublisher, OutboxRepository, timedelta]:
     return (*_outbox_ports(config), timedelta(seconds=config.outbox_sweep_after_seconds))
 
 
+# -- payments ------------------------------------------------------------------------------------
+
+
+def _commerce_table(table_name: str) -> dynamo.Table:
+    return dynamo.Table(clients.dynamodb(), table_name)
+
+
+@cache
+def payments() -> PaymentRepository:
+    """Payment attempts as the API starts them."""
+    return PaymentRepository(_commerce_table(settings(CommerceApiSettings).commerce_table_name))
+
+
+@cache
+def payment_lists() -> PaymentQueries:
+    """ECOM-006 and ECOM-007 for the API."""
+    return PaymentQueries(_commerce_table(settings(CommerceApiSettings).commerce_table_name), cursors())
+
+
+@cache
+def payment_queue() -> SqsPaymentQueue:
+    """The payment queue, as the stream consumer fills it."""
+    return SqsPaymentQueue(clients.sqs(), settings(CommerceStreamSettings).payment_queue_url)
+
+
+@cache
+def payment_worker_ports() -> tuple[PaymentRepository, PaymentProvider]:
+    """The payment worker's attempts and the provider the configuration names."""
+    config = settings(PaymentWorkerSettings)
+    table = _commerce_table(config.commerce_table_name)
+    return PaymentRepository(table), payment_provider(config.payment_provider, table)
+
+
+def payment_provider(name: str, table: dynamo.Table) -> PaymentProvider:
+    """The PaymentProvider called ``name``. A real provider's adapter is one more case here."""
+    if name == SANDBOX:
+        return SandboxProvider(table)
+    raise ValueError(f"unknown payment provider {name!r}")
+
+
 def reset() -> None:
     """Forget every port built (tests change the environment between tests)."""
-    for factory in (cursors, repository, search_index, relay_ports, sweeper_ports):
+    factories = (cursors, repository, search_index, relay_ports, sweeper_ports)
+    for factory in (*factories, payments, payment_lists, payment_queue, payment_worker_ports):
         factory.cache_clear()
