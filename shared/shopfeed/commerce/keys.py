@@ -221,15 +221,3 @@ def shipments_partition(status: str, carrier: str, month: str) -> str:
 
 def sandbox_charge(idempotency_key: str) -> Key:
     return {"PK": SANDBOX + idempotency_key, "SK": CHARGE}
-
-
-def parse_attempt_id(sk: str) -> str:
-    if not sk.startswith(PAYMENT):
-        raise ValueError(f"not a payment attempt key: {sk}")
-    return sk.removeprefix(PAYMENT)
-
-
-def parse_shipment_id(sk: str) -> str:
-    if not sk.startswith(SHIPMENT):
-        raise ValueError(f"not a shipment key: {sk}")
-    return sk.removeprefix(SHIPMENT)
