@@ -9,13 +9,20 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from shopfeed.accounts import bootstrap as accounts
 from shopfeed.accounts import routes as users
 from shopfeed.commerce import bootstrap
-from shopfeed.commerce.routes import orders, payments, products, search
+from shopfeed.commerce.routes import orders, payments, products, search, shipments
 from shopfeed.platform import warmup
 from shopfeed.platform.http import build_resolver
 from shopfeed.platform.observability import logger, metrics
 
-app = build_resolver(users.router, products.router, search.router, orders.router, payments.router)
-warmup.prime(bootstrap.repository, bootstrap.payments, bootstrap.payment_lists, accounts.accounts, resolver=app)
+app = build_resolver(users.router, products.router, search.router, orders.router, payments.router, shipments.router)
+ports = (
+    bootstrap.repository,
+    bootstrap.payments,
+    bootstrap.payment_lists,
+    bootstrap.shipments,
+    bootstrap.shipment_lists,
+)
+warmup.prime(*ports, accounts.accounts, resolver=app)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)

@@ -20,6 +20,7 @@ from shopfeed.commerce.settings import (
     CommerceSweeperSettings,
     PaymentWorkerSettings,
 )
+from shopfeed.commerce.shipment_repository import ShipmentQueries, ShipmentRepository
 from shopfeed.platform import clients, dynamo, search_engine
 from shopfeed.platform.config import settings
 from shopfeed.platform.cursors import CursorCodec, signing_key
@@ -108,8 +109,24 @@ def payment_provider(name: str, table: dynamo.Table) -> PaymentProvider:
     raise ValueError(f"unknown payment provider {name!r}")
 
 
+# -- shipments -----------------------------------------------------------------------------------
+
+
+@cache
+def shipments() -> ShipmentRepository:
+    """Shipments as the API creates and moves them."""
+    return ShipmentRepository(_commerce_table(settings(CommerceApiSettings).commerce_table_name))
+
+
+@cache
+def shipment_lists() -> ShipmentQueries:
+    """ECOM-008 and ECOM-010 for the API."""
+    return ShipmentQueries(_commerce_table(settings(CommerceApiSettings).commerce_table_name), cursors())
+
+
 def reset() -> None:
     """Forget every port built (tests change the environment between tests)."""
-    factories = (cursors, repository, search_index, relay_ports, sweeper_ports)
-    for factory in (*factories, payments, payment_lists, payment_queue, payment_worker_ports):
+    for factory in (cursors, repository, search_index, relay_ports, sweeper_ports):
         factory.cache_clear()
+    for ports in (payments, payment_lists, payment_queue, payment_worker_ports, shipments, shipment_lists):
+        ports.cache_clear()

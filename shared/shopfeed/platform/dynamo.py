@@ -374,6 +374,18 @@ class Table:
             update["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
         return {"Update": {**update, **expressions.arguments()}}  # type: ignore[typeddict-item]
 
+    def condition_check_op(self, key: Mapping[str, str], condition: ConditionBase) -> "TransactWriteItemTypeDef":
+        """A ConditionCheck: the transaction goes through only if the item meets ``condition``; if it does
+        not, its reason carries the item as it was (ALL_OLD), or none when there is no such item."""
+        expressions = _Expressions()
+        check: dict[str, Any] = {
+            "TableName": self.name,
+            "Key": serialize(key),
+            "ConditionExpression": expressions.condition(condition),
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+        return {"ConditionCheck": {**check, **expressions.arguments()}}  # type: ignore[typeddict-item]
+
     def transact(self, transaction: Transaction, busy: str, attempts: int = TRANSACTION_ATTEMPTS) -> None:
         """Commit ``transaction``. Raises TransactionCancelled (reasons by label) or, when concurrent
         transactions kept winning ``attempts`` times, ``Contention(busy)``: ``busy`` names what was
