@@ -97,8 +97,8 @@ def update_shipment(
     """Move a shipment (ops, If-Match) and its order with it when the order's state machine admits the
     move (Shipped: Paid → Shipped; Delivered: Shipped → Delivered; Returned: Shipped or Delivered →
     Returned); otherwise the order is left as it is (a second parcel of a shipped order). A cancelled
-    order's parcel is not shipped. The order changing meanwhile (another parcel) is read again and
-    decided again here, the only retry layer."""
+    order's parcel is not shipped. The order changing meanwhile (another parcel), or a transaction in
+    flight on it, is read again and decided again here, the only retry layer."""
     caller.require(OPS, "update shipments")
     for attempt in range(1, attempts + 1):
         order, shipment = store.get_with_order(order_id, shipment_id)
@@ -125,7 +125,7 @@ def update_shipment(
             made.append(events.order_status_changed(order_moved, order.status, shipment_id))
         try:
             store.move(shipment, moved, order, order_moved, made)
-        except OrderChanged:
+        except (OrderChanged, Contention):
             if attempt == attempts:
                 raise Contention(f"order {order_id}") from None
             continue
