@@ -8,18 +8,22 @@ from typing import Any
 import pytest
 from botocore.awsrequest import AWSResponse
 
+from functions.commerce_api.app import lambda_handler as api
 from functions.commerce_stream.app import lambda_handler as consumer
 from functions.payment_worker.app import lambda_handler as worker
 from shopfeed.commerce import events, items, keys
 from shopfeed.commerce.models import OrderStatus
+from shopfeed.commerce.payment_provider import Approved, Declined, ProviderUnavailable, SandboxProvider
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import derived_id
 from tests.integration.outbox_support import STREAM_FUNCTION, Subscriber, batch
+from tests.support.apigw import sample
 from tests.support.calls import dynamodb_calls
 from tests.support.client import ApiClient, LambdaContext
 from tests.support.factories import create_product, line, placed_order
-from tests.support.payments import PaymentChain, consumer_filters, sandbox_calls, task_body
+from tests.support.payments import PaymentChain, PaymentLine, consumer_filters, sandbox_calls, task_body
 from tests.support.tables import table_items
+from tests.unit.builders import euros, order
 
 pytestmark = pytest.mark.usefixtures("shop")
 
@@ -335,3 +339,64 @@ def test_a_replayed_payment_answers_the_first_attempt_after_it_was_settled(
     # then it gets its first answer again (202, Pending: what it was told), not a 409
     assert (replay.status, replay.json) == (202, first)
     assert replay.headers["Idempotent-Replayed"] == "true"
+
+
+# -- the sample events (events/) -----------------------------------------------------------------
+
+SAMPLE_ORDER = "01M81B5H80596QMENX0MEX0VN5"
+
+
+def sample_order(payment_pending: str | None = None) -> None:
+    """The order the samples name: U100's 2 × P-RED-TSHIRT (3,998 EUR), written as placing it writes it."""
+    placed = order([("P-RED-TSHIRT", 2, euros(1999))]).model_copy(update={"order_id": SAMPLE_ORDER})
+    header = items.order_item(placed) | ({items.PAYMENT_PENDING: payment_pending} if payment_pending else {})
+    for written in (header, *(items.order_line_item(placed, each) for each in placed.lines)):
+        clients.dynamodb().put_item(TableName="CommerceTable", Item=dynamo.serialize(written))
+
+
+def test_the_pay_order_sample_starts_a_payment(aws: None) -> None:
+    # given the order the sample pays
+    sample_order()
+    # when
+    answer = api(sample("api/pay_order.json"), LambdaContext())
+    # then
+    assert answer["statusCode"] == 202, answer["body"]
+    assert json.loads(answer["body"])["status"] == "Pending"
+
+
+def test_the_sample_attempt_record_and_message_take_the_order_to_paid(payment_line: PaymentLine) -> None:
+    # given the items of the sample stream record: the attempt, in flight on its order
+    record = sample("streams/commerce_payment_attempt_inserted.json")
+    attempt = dynamo.deserialize(record["Records"][0]["dynamodb"]["NewImage"])
+    sample_order(payment_pending=attempt["attempt_id"])
+    clients.dynamodb().put_item(TableName="CommerceTable", Item=record["Records"][0]["dynamodb"]["NewImage"])
+    message = sample("sqs/payment_task.json")
+    # when the consumer gets the sample record, and the worker the sample message
+    consumed = consumer(record, STREAM_FUNCTION)
+    queued = payment_line.waiting()
+    settled = worker(message, WORKER)
+    # then the consumer queued exactly the sample message's body, and the worker paid the order
+    assert consumed == settled == {"batchItemFailures": []}
+    assert queued == [message["Records"][0]["body"]]
+    assert item(keys.order(SAMPLE_ORDER))["status"] == "Paid"
+
+
+# -- the sandbox provider's ledger -------------------------------------------------------------------
+
+
+def test_the_sandbox_answers_a_repeated_key_with_its_first_answer_and_counts_every_call(aws: None) -> None:
+    # given
+    sandbox = SandboxProvider(dynamo.Table(clients.dynamodb(), "CommerceTable"))
+    # when
+    first = sandbox.authorize("A-1", euros(1999), "tok_sandbox_visa")
+    again = sandbox.authorize("A-1", euros(1999), "tok_sandbox_visa")
+    declined = sandbox.authorize("A-2", euros(DECLINED_PRICE), "tok_sandbox_visa")
+    with pytest.raises(ProviderUnavailable):
+        sandbox.authorize("A-3", euros(UNAVAILABLE_PRICE), "tok_sandbox_visa")
+    # then
+    assert first == again == Approved(reference=first.reference)
+    assert declined == Declined(reference=declined.reference, code="2001")
+    assert [sandbox_calls(key) for key in ("A-1", "A-2", "A-3")] == [2, 1, 1]
+    ledger = item(keys.sandbox_charge("A-1"))
+    assert (ledger["entity_type"], ledger["outcome"]) == (items.SANDBOX_CHARGE, "approved")
+    assert "tok_sandbox_visa" not in json.dumps(ledger)  # no payment method is kept
