@@ -62,6 +62,8 @@ def commerce_stack() -> Iterator[Stack]:
 
         names = create_tables(clients.dynamodb(), suffix=f"-bench-{uuid.uuid4().hex[:8]}")
         os.environ["COMMERCE_TABLE_NAME"] = names["CommerceTable"]
+        # The user routes write both halves of a user (shopfeed.accounts): FeedTable too.
+        os.environ["FEED_TABLE_NAME"] = names["FeedTable"]
 
         with redirect_stdout(io.StringIO()):
             # Imported here: Powertools' Logger binds its stream (stdout) when it is created.
