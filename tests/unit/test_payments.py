@@ -60,9 +60,7 @@ def test_starting_a_payment_writes_a_pending_attempt_for_the_quoted_amount() -> 
     placed = order([("P-1", 2, euros(1000))])
     store = InMemoryPayments([placed])
     # when
-    created = payments.start_payment(
-        store, store, ADA, key_for("U100", "k", "pay"), placed.order_id, euros(2000), "tok_visa"
-    )
+    created = payments.start_payment(store, ADA, key_for("U100", "k", "pay"), placed.order_id, euros(2000), "tok_visa")
     # then
     attempt = created.value
     assert (attempt.status, attempt.amount, attempt.user_id) == (PaymentStatus.PENDING, euros(2000), "U100")
@@ -78,7 +76,7 @@ def started(amount: int = 2000) -> tuple[InMemoryPayments, PaymentTask]:
     placed = order([("P-1", 1, euros(amount))])
     store = InMemoryPayments([placed])
     request = key_for("U100", "k", "pay")
-    attempt = payments.start_payment(store, store, ADA, request, placed.order_id, euros(amount), "tok_visa").value
+    attempt = payments.start_payment(store, ADA, request, placed.order_id, euros(amount), "tok_visa").value
     return store, PaymentTask(order_id=placed.order_id, attempt_id=attempt.attempt_id)
 
 

@@ -58,7 +58,6 @@ class PaymentLists(Protocol):
 
 
 def start_payment(
-    orders: Orders,
     payments: Payments,
     caller: Caller,
     request: IdempotentRequest,
@@ -69,7 +68,7 @@ def start_payment(
     """Start paying the caller's order. Two round trips: the order is read (it must be the caller's),
     then one transaction decides the rest (Placed, the quoted total, nothing in flight). A retry with
     the same Idempotency-Key answers the first attempt whatever the order became since."""
-    order = orders.get_order(order_id)
+    order = payments.get_order(order_id)
     if order is None or not (order.user_id == caller.user_id or caller.is_ops):
         raise NotFound("order", order_id)  # someone else's order answers like a missing one
     if order.user_id != caller.user_id:

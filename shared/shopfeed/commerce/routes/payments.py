@@ -22,7 +22,7 @@ from shopfeed.platform.types import EntityId
 router = Router()
 OrderPath = Annotated[EntityId, Path(description="A ULID")]
 PaymentStore = Annotated[payments.Payments, Depends(bootstrap.payments)]
-PaymentLists = Annotated[payments.PaymentLists, Depends(bootstrap.payment_lists)]
+PaymentListStore = Annotated[payments.PaymentLists, Depends(bootstrap.payment_lists)]
 
 
 @router.post(
@@ -50,7 +50,7 @@ def pay_order(
     idempotency_key: IdempotencyKey = None,
 ) -> Response[PaymentView]:
     request = IdempotentRequest.of(caller.user_id, idempotency_key, f"pay:{order_id}", body.model_dump(mode="json"))
-    created = payments.start_payment(store, store, caller, request, order_id, body.amount, body.payment_method)
+    created = payments.start_payment(store, caller, request, order_id, body.amount, body.payment_method)
     attempt = created.value
     if not created.replayed:
         logger.info("payment started", order_id=order_id, attempt_id=attempt.attempt_id)
@@ -70,7 +70,7 @@ def list_order_payments(
     order_id: OrderPath,
     caller: CurrentCaller,
     store: PaymentStore,
-    lists: PaymentLists,
+    lists: PaymentListStore,
     limit: Annotated[int, Query(ge=1, le=25)] = 5,
     cursor: Cursor = None,
 ) -> PaymentPage:
@@ -87,7 +87,7 @@ def list_order_payments(
 def list_pending_payments(
     status: Annotated[Literal["Pending"], Query(description="Only pending attempts are listed (a sparse index)")],
     caller: CurrentCaller,
-    lists: PaymentLists,
+    lists: PaymentListStore,
     limit: Annotated[int, Query(ge=1, le=200)] = 200,
     cursor: Cursor = None,
 ) -> PaymentPage:

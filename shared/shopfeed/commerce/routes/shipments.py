@@ -27,7 +27,7 @@ router = Router()
 OrderPath = Annotated[EntityId, Path(description="A ULID")]
 ShipmentPath = Annotated[EntityId, Path(description="A ULID")]
 ShipmentStore = Annotated[shipments.Shipments, Depends(bootstrap.shipments)]
-ShipmentLists = Annotated[shipments.ShipmentLists, Depends(bootstrap.shipment_lists)]
+ShipmentListStore = Annotated[shipments.ShipmentLists, Depends(bootstrap.shipment_lists)]
 
 
 @router.post(
@@ -116,7 +116,7 @@ def list_order_shipments(
     order_id: OrderPath,
     caller: CurrentCaller,
     store: ShipmentStore,
-    lists: ShipmentLists,
+    lists: ShipmentListStore,
     limit: Annotated[int, Query(ge=1, le=25)] = 5,
     cursor: Cursor = None,
 ) -> ShipmentPage:
@@ -134,7 +134,7 @@ def list_shipments(
     status: Annotated[ShipmentStatus, Query()],
     carrier: Annotated[Carrier, Query()],
     caller: CurrentCaller,
-    lists: ShipmentLists,
+    lists: ShipmentListStore,
     month: Annotated[Month | None, Query(description="YYYY-MM of the last update; default this month")] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 100,
     cursor: Cursor = None,
