@@ -1,4 +1,5 @@
-"""DynamoDB round trips and consumed capacity per endpoint of each API, against DynamoDB Local.
+"""DynamoDB round trips and consumed capacity per endpoint of each API (and per payment worker message),
+against DynamoDB Local.
 
 Each request runs through the real handler on data seeded first (outside the measurement), so a
 row shows what one request of that kind costs. DynamoDB Local computes capacity from item sizes
@@ -7,14 +8,17 @@ the way DynamoDB does (1 RCU per 4 KB strongly consistent read, half that eventu
 transactions: see bench.meter.
 """
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from bench.markdown import table, units
 from bench.meter import Meter, Metered
 from bench.stack import Stack
 from local.cfn import http_routes
-from tests.support.client import Answer
+from shopfeed.commerce.payments import PaymentTask
+from tests.support.client import Answer, LambdaContext
 from tests.support.factories import (
     create_product,
     idempotency_key,
@@ -117,6 +121,16 @@ class Recorder:
             if served_by == function and f"{method} {path}" not in measured
         ]
         return RoundTrips(self.measurements, unmeasured, data)
+
+
+def settle(attempt: dict[str, Any]) -> Answer:
+    """The payment worker handed the attempt's message, as its SQS mapping does; its answer as JSON."""
+    from functions.payment_worker.app import lambda_handler
+
+    body = PaymentTask(order_id=attempt["order_id"], attempt_id=attempt["attempt_id"]).model_dump_json()
+    event = {"Records": [{"messageId": "bench", "receiptHandle": "bench", "body": body, "attributes": {}}]}
+    result = lambda_handler(event, LambdaContext(function_name="PaymentWorkerFunction"))
+    return Answer(200, {}, json.dumps(result))
 
 
 def measure(stack: Stack) -> RoundTrips:
@@ -234,6 +248,64 @@ def measure(stack: Stack) -> RoundTrips:
         )
         measure_one("GET /users/{user_id}/reviews", "a user's reviews", lambda: buyer.get("/users/me/reviews"))
         measure_one("DELETE /products/{product_id}/reviews/me", "own review", lambda: buyer.delete(mine), expected=204)
+
+        # -- payments and shipments
+        unpaid = placed_order(buyer, *five_lines)
+        pay = f"/orders/{unpaid['order_id']}/payments"
+        payment = {"amount": unpaid["total"], "payment_method": "tok_sandbox_visa"}
+        started = measure_one(
+            "POST /orders/{order_id}/payments",
+            "5 lines: read + transaction",
+            lambda: buyer.post(pay, payment, headers={"Idempotency-Key": "bench-pay"}),
+            expected=202,
+        )
+        measure_one(
+            "POST /orders/{order_id}/payments",
+            "replay",
+            lambda: buyer.post(pay, payment, headers={"Idempotency-Key": "bench-pay"}),
+            expected=202,
+        )
+        measure_one(
+            "POST /orders/{order_id}/payments",
+            "another while in flight",
+            lambda: buyer.post(pay, payment, headers=idempotency_key()),
+            expected=409,
+        )
+        measure_one(
+            "GET /payments",
+            "status Pending: one Query per shard",
+            lambda: ops.get("/payments", query={"status": "Pending"}),
+            pattern="ECOM-007",
+        )
+        measure_one(
+            "PaymentWorkerFunction",
+            "settle one attempt (5 lines): sandbox approves",
+            lambda: settle(started.json),
+            pattern="worker",
+        )
+        measure_one("PaymentWorkerFunction", "the same message again", lambda: settle(started.json), pattern="worker")
+        measure_one("GET /orders/{order_id}/payments", "one attempt", lambda: buyer.get(pay), pattern="ECOM-006")
+        ship = f"/orders/{unpaid['order_id']}/shipments"
+        created = measure_one(
+            "POST /orders/{order_id}/shipments",
+            "read + transaction",
+            lambda: ops.post(ship, {"carrier": "dhl"}, headers=idempotency_key()),
+            expected=201,
+        )
+        parcel = created.headers["Location"]
+        measure_one("GET /orders/{order_id}/shipments/{shipment_id}", "one parcel", lambda: ops.get(parcel))
+        measure_one(
+            "PATCH /orders/{order_id}/shipments/{shipment_id}",
+            "Shipped: the order moves too",
+            lambda: ops.patch(parcel, {"status": "Shipped"}, headers=if_match('"1"')),
+        )
+        measure_one("GET /orders/{order_id}/shipments", "one parcel", lambda: buyer.get(ship), pattern="ECOM-008")
+        measure_one(
+            "GET /shipments",
+            "Shipped by dhl, this month",
+            lambda: ops.get("/shipments", query={"status": "Shipped", "carrier": "dhl"}),
+            pattern="ECOM-010",
+        )
 
     return measure_one.results(
         FUNCTION,

@@ -3,13 +3,16 @@
 The playbook's sample values: customer U100, and two products an admin creates; for the feed, post
 ``abc123`` by U100 tagged ``dynamodb`` (post ids are server-made ULIDs, so ``abc123`` is the post's
 Idempotency-Key: a second run replays the same post), U400 following U100, and a few more users,
-follows and posts, likes and comments on those posts (so every feed list answers something).
+follows and posts, likes and comments on those posts (so every feed list answers something). With an
+ops token, two orders of U100 go through payments (the sandbox approves them): one stays Paid, the
+other is shipped with DHL; then U100, a buyer of both products now, reviews them.
 Safe to repeat: against a persistent engine a second run gets 409 already-exists
 or a replay, which count as done.
 """
 
 import json
 import logging
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
@@ -41,6 +44,14 @@ COMMENTS = (
     ("U400", "abc123", "abc123-c1", {"text": "Keys second, indeed."}),
     ("U100", "ghi789", "ghi789-c1", {"text": "Sparse indexes are underrated."}),
 )
+# (Idempotency-Key of the order, product, what becomes of it): the keys make a second run replay them.
+ORDERS = (("seed-paid", "P-RED-TSHIRT", "Paid"), ("seed-shipped", "P-BLK-CAP", "Shipped"))
+# (product, review) by U100, once its orders are paid: only buyers review.
+REVIEWS = (
+    ("P-RED-TSHIRT", {"rating": 5, "title": "Soft and true to size", "text": "Washed twice, still bright red."}),
+    ("P-BLK-CAP", {"rating": 4, "title": "Fits well", "text": "The strap could be longer."}),
+)
+PAYMENT_SETTLES_S = 30  # the stream, the payment queue and the worker: a second or two locally
 PRODUCTS = (
     {
         "product_id": "P-RED-TSHIRT",
@@ -75,9 +86,16 @@ class SeedFailed(RuntimeError):
     pass
 
 
-def seed(base_url: str, user_token: str, admin_token: str, token_for: Callable[[str], str] | None = None) -> list[str]:
+def seed(
+    base_url: str,
+    user_token: str,
+    admin_token: str,
+    token_for: Callable[[str], str] | None = None,
+    ops_token: str | None = None,
+) -> list[str]:
     """Register U100 and create the demo products, and with ``token_for`` (a token of any user id) the
-    feed's users, follows and posts; returns one phrase per step (created / already there)."""
+    feed's users, follows and posts, and with ``ops_token`` a paid and a shipped order and U100's
+    reviews of what it bought; returns one phrase per step (created / already there)."""
     steps = [Step(f"user {DEMO_USER}", "POST", "/users", CUSTOMER, user_token)]
     steps += [Step(f"product {p['product_id']}", "POST", "/products", p, admin_token) for p in PRODUCTS]
     if token_for is not None:
@@ -86,7 +104,71 @@ def seed(base_url: str, user_token: str, admin_token: str, token_for: Callable[[
     if token_for is not None:
         post_ids = {key: str(answers[f"post {key} by {author}"]["post_id"]) for author, key, _ in POSTS}
         outcomes += _run(base_url, _engagement_steps(token_for, post_ids))[0]
+    if ops_token is not None:
+        outcomes += [_order(base_url, user_token, ops_token, *spec) for spec in ORDERS]
+        reviews = [
+            Step(f"review of {product_id} by {DEMO_USER}", "POST", f"/products/{product_id}/reviews", body, user_token)
+            for product_id, body in REVIEWS
+        ]
+        outcomes += _run(base_url, reviews)[0]
     return outcomes
+
+
+def _order(base_url: str, user_token: str, ops_token: str, key: str, product_id: str, becomes: str) -> str:
+    """One order of U100 taken through payment (and shipping): placed, paid, settled by the worker, then
+    for "Shipped" a DHL parcel created and shipped. A second run finds it where the first left it."""
+    product = next(p for p in PRODUCTS if p["product_id"] == product_id)
+    line = {"product_id": product_id, "quantity": 1, "unit_price": product["price"]}
+    order = _call(
+        base_url, Step(f"order {key}", "POST", "/orders", {"lines": [line]}, user_token, {"Idempotency-Key": key})
+    )
+    path = f"/orders/{order['order_id']}"
+    payment = {"amount": order["total"], "payment_method": "tok_sandbox_visa"}
+    _call(
+        base_url,
+        Step(
+            f"payment of {key}", "POST", f"{path}/payments", payment, user_token, {"Idempotency-Key": f"{key}-payment"}
+        ),
+    )
+    status = _settled(base_url, path, user_token)
+    if becomes == "Shipped" and status == "Paid":
+        parcel = {"carrier": "dhl", "tracking_number": "JD014600006281230704"}
+        created = _call(
+            base_url,
+            Step(
+                f"parcel of {key}", "POST", f"{path}/shipments", parcel, ops_token, {"Idempotency-Key": f"{key}-parcel"}
+            ),
+        )
+        moved = Step(
+            f"parcel of {key} shipped",
+            "PATCH",
+            f"{path}/shipments/{created['shipment_id']}",
+            {"status": "Shipped"},
+            ops_token,
+            {"If-Match": '"1"'},
+        )
+        status = _call(base_url, moved)["status"]
+    return f"order {key} {status.lower()}"
+
+
+def _settled(base_url: str, path: str, token: str) -> str:
+    """The order's status once its payment is settled (no longer Placed)."""
+    deadline = time.monotonic() + PAYMENT_SETTLES_S
+    while time.monotonic() < deadline:
+        status = str(_call(base_url, Step(f"order at {path}", "GET", path, {}, token))["status"])
+        if status != "Placed":
+            return status
+        time.sleep(0.2)
+    raise SeedFailed(
+        f"the payment of {path} was not settled within {PAYMENT_SETTLES_S} s (is PaymentWorkerFunction running?)"
+    )
+
+
+def _call(base_url: str, step: Step) -> dict[str, Any]:
+    status, answer = _send(base_url, step)
+    if not 200 <= status < 300:
+        raise SeedFailed(f"seeding {step.what}: {step.method} {step.path} answered {status}")
+    return answer
 
 
 def _run(base_url: str, steps: list[Step]) -> tuple[list[str], dict[str, dict[str, Any]]]:
@@ -138,7 +220,7 @@ def _engagement_steps(token_for: Callable[[str], str], post_ids: Mapping[str, st
 def _send(base_url: str, step: Step) -> tuple[int, dict[str, Any]]:
     request = urllib.request.Request(
         base_url + step.path,
-        data=json.dumps(step.body).encode(),
+        data=json.dumps(step.body).encode() if step.method != "GET" else None,
         method=step.method,
         headers={
             "content-type": "application/json",

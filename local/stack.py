@@ -487,11 +487,12 @@ def main(argv: list[str] | None = None) -> int:
     return exit_code
 
 
-def _seed_tokens(key: SigningKey, issuer: str) -> tuple[str, str, Callable[[str], str]]:
+def _seed_tokens(key: SigningKey, issuer: str) -> tuple[str, str, Callable[[str], str], str]:
     return (
         key.mint(issuer, seed.DEMO_USER),
         key.mint(issuer, seed.ADMIN_USER, ["admin"]),
         lambda user_id: key.mint(issuer, user_id),
+        key.mint(issuer, seed.OPS_USER, ["ops"]),
     )
 
 

@@ -24,6 +24,8 @@ TEST_ENVIRONMENT = {
     "FEED_TABLE_NAME": "FeedTable",
     "PULL_AUTHORS_CACHE_SECONDS": "0",
     "EVENT_BUS_NAME": "shopfeed-dev",
+    # The URL moto gives a queue named PaymentQueue (tests that enqueue create it).
+    "PAYMENT_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/PaymentQueue",
     "CURSOR_SECRET": "test-cursor-secret",
     "POWERTOOLS_SERVICE_NAME": "shopfeed",
     "POWERTOOLS_METRICS_NAMESPACE": "shopfeed",

@@ -1,4 +1,5 @@
-"""Commerce HTTP API: users (both halves, shopfeed.accounts), catalog, stock, product search, reviews and orders."""
+"""Commerce HTTP API: users (both halves, shopfeed.accounts), catalog, stock, product search, reviews,
+orders, payments and shipments."""
 
 from typing import Any
 
@@ -8,13 +9,23 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from shopfeed.accounts import bootstrap as accounts
 from shopfeed.accounts import routes as users
 from shopfeed.commerce import bootstrap
-from shopfeed.commerce.routes import orders, products, reviews, search
+from shopfeed.commerce.routes import orders, payments, products, reviews, search, shipments
 from shopfeed.platform import warmup
 from shopfeed.platform.http import build_resolver
 from shopfeed.platform.observability import logger, metrics
 
-app = build_resolver(users.router, products.router, search.router, reviews.router, orders.router)
-warmup.prime(bootstrap.repository, bootstrap.reviews, accounts.accounts, resolver=app)
+app = build_resolver(
+    users.router, products.router, search.router, reviews.router, orders.router, payments.router, shipments.router
+)
+ports = (
+    bootstrap.repository,
+    bootstrap.reviews,
+    bootstrap.payments,
+    bootstrap.payment_lists,
+    bootstrap.shipments,
+    bootstrap.shipment_lists,
+)
+warmup.prime(*ports, accounts.accounts, resolver=app)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)

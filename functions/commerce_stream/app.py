@@ -18,8 +18,9 @@ ROUTES: dict[str, streams.RecordTypeHandler] = {
     items.PRODUCT: consumers.sync_product_search,
     # Reviews (written, edited, deleted) keep their product's rating counters.
     items.REVIEW: ratings.count_ratings,
+    items.PAYMENT_ATTEMPT: consumers.queue_payment_attempts,
 }
-warmup.prime(bootstrap.relay_ports, bootstrap.search_index)
+warmup.prime(bootstrap.relay_ports, bootstrap.search_index, bootstrap.stream_table, bootstrap.payment_queue)
 
 
 @logger.inject_lambda_context

@@ -8,9 +8,10 @@ the table says refused, another user's private fields, or someone else's rows in
 """
 
 import json
+import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -44,6 +45,14 @@ MATRIX: dict[str, tuple[int | str, ...]] = {
     "GET /users/me/orders":               (401,     "own",     "own",     "own",     "own"),
     "GET /orders":                        (401,     403,       403,       403,       200),
     "POST /orders/{order_id}/cancel":     (401,     404,       200,       404,       200),
+    "POST /orders/{order_id}/payments":   (401,     404,       202,       404,       403),  # the owner pays
+    "GET /orders/{order_id}/payments":    (401,     404,       200,       404,       200),
+    "GET /payments":                      (401,     403,       403,       403,       200),
+    "POST /orders/{order_id}/shipments":  (401,     403,       403,       403,       201),
+    "GET /orders/{order_id}/shipments":   (401,     404,       200,       404,       200),
+    "GET /orders/{order_id}/shipments/{shipment_id}": (401, 404, 200,    404,       200),
+    "PATCH /orders/{order_id}/shipments/{shipment_id}": (401, 403, 403,  403,       200),
+    "GET /shipments":                     (401,     403,       403,       403,       200),
     "GET /feed":                          (401,     200,       200,       200,       200),  # each reads their own
     "POST /posts":                        (401,     201,       201,       201,       201),
     "GET /posts/{post_id}":               (401,     200,       200,       200,       200),
@@ -96,6 +105,7 @@ class World:
     clients: dict[str, Client]
     product: dict[str, Any]
     stack: LocalStack
+    paid_orders: dict[str, str] = field(default_factory=dict)
 
     def place(self, role: str = "owner") -> str:
         body = {
@@ -138,6 +148,33 @@ class World:
         assert written.status_code == 201, written.text
         return reviews
 
+    def paid(self, purpose: str) -> str:
+        """An order of the owner's, paid through the stack (the sandbox approves it): one per purpose."""
+        if purpose not in self.paid_orders:
+            order_id = self.place()
+            order = self.clients["owner"].get(f"/orders/{order_id}").json()
+            paying = self.clients["owner"].post(
+                f"/orders/{order_id}/payments",
+                json={"amount": order["total"], "payment_method": "tok_sandbox_visa"},
+                headers={"Idempotency-Key": str(uuid.uuid4())},
+            )
+            assert paying.status_code == 202, paying.text
+            deadline = time.monotonic() + 60
+            while self.clients["owner"].get(f"/orders/{order_id}").json()["status"] != "Paid":
+                assert time.monotonic() < deadline, f"order {order_id} was not paid within 60 s"
+                time.sleep(0.3)
+            self.paid_orders[purpose] = order_id
+        return self.paid_orders[purpose]
+
+    def shipment(self, purpose: str) -> str:
+        """The path of a new parcel (ops made it) of the paid order kept for ``purpose``."""
+        order_id = self.paid(purpose)
+        made = self.clients["ops"].post(
+            f"/orders/{order_id}/shipments", json={"carrier": "dhl"}, headers={"Idempotency-Key": str(uuid.uuid4())}
+        )
+        assert made.status_code == 201, made.text
+        return str(made.headers["Location"])
+
     def etag(self, role: str, path: str) -> str:
         reader = self.clients["admin"] if path.startswith("/products") else self.clients[role]
         return str(reader.get(path).headers.get("ETag", '"1"'))
@@ -175,6 +212,16 @@ def _cell(world: World, operation: str, role: str) -> requests.Response:
         "GET /users/me/orders": lambda: client.get("/users/me/orders"),
         "GET /orders": lambda: client.get("/orders", params={"status": "Placed"}),
         "POST /orders/{order_id}/cancel": lambda: client.post(f"/orders/{world.place()}/cancel"),
+        "POST /orders/{order_id}/payments": lambda: _pay(client, world.place(), world.product["price"]),
+        "GET /orders/{order_id}/payments": lambda: client.get(f"/orders/{world.place()}/payments"),
+        "GET /payments": lambda: client.get("/payments", params={"status": "Pending"}),
+        "POST /orders/{order_id}/shipments": lambda: client.post(
+            f"/orders/{world.paid('ship')}/shipments", json={"carrier": "dhl"}, headers=key
+        ),
+        "GET /orders/{order_id}/shipments": lambda: client.get(f"/orders/{world.paid('list')}/shipments"),
+        "GET /orders/{order_id}/shipments/{shipment_id}": lambda: client.get(world.shipment("read")),
+        "PATCH /orders/{order_id}/shipments/{shipment_id}": lambda: _ship(client, world.shipment("move")),
+        "GET /shipments": lambda: client.get("/shipments", params={"status": "Shipped", "carrier": "dhl"}),
         "GET /feed": lambda: client.get("/feed"),
         "POST /posts": lambda: client.post("/posts", json={"text": f"{role} posts"}, headers=key),
         "GET /posts/{post_id}": lambda: client.get(f"/posts/{world.publish()}"),
@@ -208,6 +255,16 @@ def _cell(world: World, operation: str, role: str) -> requests.Response:
         "GET /users/{user_id}/reviews": lambda: client.get(f"/users/{OWNER}/reviews"),
     }
     return send[operation]()
+
+
+def _pay(client: Client, order_id: str, price: dict[str, Any]) -> requests.Response:
+    body = {"amount": price, "payment_method": "tok_sandbox_visa"}
+    return client.post(f"/orders/{order_id}/payments", json=body, headers={"Idempotency-Key": str(uuid.uuid4())})
+
+
+def _ship(client: Client, path: str) -> requests.Response:
+    # A new parcel is at version 1; only ops may move it.
+    return client.request("PATCH", path, json={"status": "Shipped"}, headers={"If-Match": '"1"'})
 
 
 def _unfollow(client: Client) -> requests.Response:

@@ -14,6 +14,7 @@ from local import cfn
 from local.auth import SigningKey, issuer_for
 from local.cfn import ROOT
 from tests.e2e.conftest import EVENT_TIMEOUT_S, Client, LocalStack
+from tests.e2e.test_feed_fanout import eventually
 from tests.e2e.test_orders import order_body, place
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
@@ -48,16 +49,47 @@ def test_the_demo_data_is_seeded_through_the_api(local_stack: LocalStack) -> Non
     # given the demo user's token
     demo = Client(local_stack, local_stack.token("U100"))
 
-    # then the playbook's sample customer and products exist
+    # then the playbook's sample customer and products exist (one of each sold to the seeded orders)
     assert demo.get("/users/U100").json()["email"] == "u100@example.com"
     shirt = demo.get("/products/P-RED-TSHIRT").json()
     cap = demo.get("/products/P-BLK-CAP").json()
     assert (shirt["category"], shirt["price"], shirt["available"]) == (
         "apparel",
         {"amount": 1999, "currency": "EUR"},
-        100,
+        99,
     )
-    assert (cap["category"], cap["price"], cap["available"]) == ("accessories", {"amount": 1499, "currency": "EUR"}, 50)
+    assert (cap["category"], cap["price"], cap["available"]) == ("accessories", {"amount": 1499, "currency": "EUR"}, 49)
+
+
+def test_the_seed_has_a_paid_and_a_shipped_order_made_through_payments_and_shipping(local_stack: LocalStack) -> None:
+    # given the demo user's orders
+    demo = Client(local_stack, local_stack.token("U100"))
+    orders = demo.get("/users/me/orders", params={"limit": 100}).json()["items"]
+    seeded: dict[int, dict[str, object]] = {}
+    for order in reversed(orders):  # the seed's are the oldest
+        seeded.setdefault(order["total"]["amount"], order)
+
+    # then the t-shirt's order is Paid by an authorized attempt, the cap's is Shipped with a DHL parcel
+    paid, shipped = seeded[1999], seeded[1499]
+    assert (paid["status"], shipped["status"]) == ("Paid", "Shipped")
+    (attempt,) = demo.get(f"/orders/{paid['order_id']}/payments").json()["items"]
+    assert attempt["status"] == "Authorized"
+    (parcel,) = demo.get(f"/orders/{shipped['order_id']}/shipments").json()["items"]
+    assert (parcel["carrier"], parcel["status"]) == ("dhl", "Shipped")
+
+
+def test_the_seed_customer_reviews_what_it_bought_and_the_ratings_follow(local_stack: LocalStack) -> None:
+    # given the demo user, whose seeded orders of both products are paid
+    demo = Client(local_stack, local_stack.token("U100"))
+
+    # when its reviews are read, and the t-shirt once the commerce stream counted them
+    reviews = demo.get("/users/U100/reviews").json()["items"]
+    rating = eventually(lambda: demo.get("/products/P-RED-TSHIRT").json()["rating"], lambda r: r["count"] >= 1)
+
+    # then
+    assert {(r["product_id"], r["rating"]) for r in reviews} == {("P-RED-TSHIRT", 5), ("P-BLK-CAP", 4)}
+    assert rating["count"] >= 1
+    assert rating["average"] is not None
 
 
 def test_the_stack_page_lists_the_templates_resources_and_consumers(local_stack: LocalStack) -> None:

@@ -12,6 +12,7 @@ from shopfeed.platform import clients
 from tests.integration.outbox_support import CommerceStream, Subscriber, create_event_bus_with_subscriber
 from tests.support.client import ApiClient
 from tests.support.factories import create_product
+from tests.support.payments import PaymentChain, PaymentLine
 from tests.support.tables import create_tables
 
 # The tables commerce's settings name (through template.yaml's environment), and only those. The user
@@ -66,3 +67,18 @@ def stream(aws: None) -> CommerceStream:
 @pytest.fixture
 def shop(admin: ApiClient) -> None:
     create_product(admin, "P-RED-TSHIRT", available=100)
+
+
+# -- payments: the template's PaymentQueue and worker, and the chain from the stream to them --------
+
+
+@pytest.fixture
+def payment_line(aws: None, monkeypatch: pytest.MonkeyPatch) -> PaymentLine:
+    line = PaymentLine.create()
+    monkeypatch.setenv("PAYMENT_QUEUE_URL", line.url)
+    return line
+
+
+@pytest.fixture
+def payment_chain(payment_line: PaymentLine, subscriber: Subscriber) -> PaymentChain:
+    return PaymentChain(CommerceStream(), payment_line)

@@ -30,6 +30,20 @@ ROUTES: list[tuple[str, str, Any, dict[str, Any], dict[str, str]]] = [
     ("GET", "/users/me/orders", None, {}, {}),
     ("GET", "/orders", None, {"status": "Placed", "month": "2026-10"}, {}),
     ("POST", f"/orders/{ORDER_ID}/cancel", None, {}, {}),
+    (
+        "POST",
+        f"/orders/{ORDER_ID}/payments",
+        {"amount": {"amount": 1999, "currency": "EUR"}, "payment_method": "tok_sandbox_visa"},
+        {},
+        idempotency_key(),
+    ),
+    ("GET", f"/orders/{ORDER_ID}/payments", None, {}, {}),
+    ("GET", "/payments", None, {"status": "Pending"}, {}),
+    ("POST", f"/orders/{ORDER_ID}/shipments", {"carrier": "dhl"}, {}, idempotency_key()),
+    ("GET", f"/orders/{ORDER_ID}/shipments", None, {}, {}),
+    ("GET", f"/orders/{ORDER_ID}/shipments/{ORDER_ID}", None, {}, {}),
+    ("PATCH", f"/orders/{ORDER_ID}/shipments/{ORDER_ID}", {"status": "Shipped"}, {}, if_match('"1"')),
+    ("GET", "/shipments", None, {"status": "Shipped", "carrier": "dhl", "month": "2026-10"}, {}),
     ("POST", "/posts", {"text": "hello", "tags": ["dynamodb"]}, {}, idempotency_key()),
     ("GET", f"/posts/{ORDER_ID}", None, {}, {}),
     ("DELETE", f"/posts/{ORDER_ID}", None, {}, {}),
@@ -177,8 +191,12 @@ def test_a_caller_in_several_groups_has_the_rights_of_each(commerce_api: ApiClie
 
 @pytest.mark.parametrize(
     "route",
-    [route for route in ROUTES if route[0] == "GET" and route[1] in ("/products", "/users/me/orders", "/orders")]
-    + [route for route in ROUTES if route[1].endswith("/lines")],
+    [
+        route
+        for route in ROUTES
+        if route[0] == "GET" and route[1] in ("/products", "/users/me/orders", "/orders", "/payments", "/shipments")
+    ]
+    + [route for route in ROUTES if route[0] == "GET" and route[1].endswith(("/lines", "/payments", "/shipments"))],
     ids=route_id,
 )
 @pytest.mark.parametrize("cursor", ["garbage", "e30.e30"], ids=["garbage", "unsigned"])

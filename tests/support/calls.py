@@ -11,6 +11,7 @@ from shopfeed.platform import clients
 class CallLog:
     def __init__(self) -> None:
         self.operations: list[str] = []
+        self.requests: list[tuple[str, dict[str, Any]]] = []  # (operation, parameters) as the code sent them
 
     def __len__(self) -> int:
         return len(self.operations)
@@ -20,6 +21,9 @@ class CallLog:
 
     def _record(self, model: Any, **_: Any) -> None:
         self.operations.append(model.name)
+
+    def _keep(self, params: dict[str, Any], model: Any, **_: Any) -> None:
+        self.requests.append((model.name, dict(params)))
 
 
 @contextmanager
@@ -31,7 +35,9 @@ def dynamodb_calls() -> Iterator[CallLog]:
     log = CallLog()
     events = clients.dynamodb().meta.events
     events.register("before-call.dynamodb", log._record)
+    events.register("before-parameter-build.dynamodb", log._keep)
     try:
         yield log
     finally:
         events.unregister("before-call.dynamodb", log._record)
+        events.unregister("before-parameter-build.dynamodb", log._keep)

@@ -176,17 +176,12 @@ def seed_order(
 def record_purchase(
     user_id: str, product_id: str, orders: int = 1, *, table: str = "CommerceTable", client: Any = None
 ) -> None:
-    """The proof of purchase as payments keep it: ``ADD paid_orders`` on ``keys.purchase(...)`` (an
-    approved payment adds 1 per order, a cancelled Paid order takes 1 back), created if absent.
+    """The proof of purchase exactly as payments write it (``items.purchase_change``: an approved
+    payment adds 1 per order, a cancelled Paid order takes 1 back), created if absent.
 
     ``client`` is a DynamoDB client of another engine (the local stack's); the shared one by default."""
-    (client or clients.dynamodb()).update_item(
-        TableName=table,
-        Key=dynamo.serialize(keys.purchase(user_id, product_id)),
-        UpdateExpression="SET entity_type = :type ADD #paid :orders",
-        ExpressionAttributeNames={"#paid": items.PAID_ORDERS},
-        ExpressionAttributeValues={":type": {"S": items.PURCHASE}, ":orders": {"N": str(orders)}},
-    )
+    key, change = items.purchase_change(user_id, product_id, orders)
+    dynamo.Table(client or clients.dynamodb(), table).update(key, change)
 
 
 def review_body(

@@ -23,7 +23,7 @@ from tests.unit import feed_builders
 WORKER = "FanoutWorkerFunction"
 
 
-def _queue_arn(url: str) -> str:
+def queue_arn(url: str) -> str:
     return clients.sqs().get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
 
 
@@ -42,11 +42,12 @@ class FanoutLine:
         zero here so a failed message comes back at once instead of after the template's six minutes."""
         resolver = cfn.Resolver(cfn.load())
         sqs = clients.sqs()
-        dlq_url = sqs.create_queue(QueueName="FanoutDLQ", Attributes=_attributes(resolver, "FanoutDLQ"))["QueueUrl"]
-        resolver.attributes[("FanoutDLQ", "Arn")] = _queue_arn(dlq_url)
-        attributes = _attributes(resolver, "FanoutQueue") | {"VisibilityTimeout": "0"}
+        dlq_attributes = queue_attributes(resolver, "FanoutDLQ")
+        dlq_url = sqs.create_queue(QueueName="FanoutDLQ", Attributes=dlq_attributes)["QueueUrl"]
+        resolver.attributes[("FanoutDLQ", "Arn")] = queue_arn(dlq_url)
+        attributes = queue_attributes(resolver, "FanoutQueue") | {"VisibilityTimeout": "0"}
         url = sqs.create_queue(QueueName="FanoutQueue", Attributes=attributes)["QueueUrl"]
-        return cls(url=url, arn=_queue_arn(url), dlq_url=dlq_url)
+        return cls(url=url, arn=queue_arn(url), dlq_url=dlq_url)
 
     def poller(self) -> QueuePoller:
         from functions.fanout_worker.app import lambda_handler
@@ -97,7 +98,7 @@ class FanoutLine:
         return [m["Body"] for m in messages]
 
 
-def _attributes(resolver: cfn.Resolver, logical_id: str) -> dict[Any, str]:
+def queue_attributes(resolver: cfn.Resolver, logical_id: str) -> dict[Any, str]:
     props = resolver.resolve(cfn.load()["Resources"][logical_id]["Properties"])
     attributes = {k: str(v) for k, v in props.items() if k in ("VisibilityTimeout", "MessageRetentionPeriod")}
     if "RedrivePolicy" in props:

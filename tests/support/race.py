@@ -12,6 +12,7 @@ together and race on DynamoDB, not on Python start-up.
 """
 
 import importlib
+import json
 import multiprocessing
 import os
 import time
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from local import cfn
-from tests.support.client import Answer, ApiClient
+from tests.support.client import Answer, ApiClient, LambdaContext
 
 # Long enough for a slow CI machine to start every container; a broken one fails the test instead
 # of hanging it.
@@ -43,18 +44,27 @@ class Call:
 
 
 @dataclass(frozen=True)
+class Invoke:
+    """One invocation of a function that is not behind the API (a queue worker) with its event; its
+    answer is the handler's result as JSON, with status 200."""
+
+    function: str
+    event: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
 class Served:
     answer: Answer
     started: float  # time.monotonic() when the call began: one clock for every process of a machine
     seconds: float  # the handler call, as the client in the container saw it
 
 
-def all_at_once(calls: Sequence[Call], warm_up: Call | None = None) -> list[Answer]:
+def all_at_once(calls: Sequence[Call | Invoke], warm_up: Call | None = None) -> list[Answer]:
     """Each call in its own container, all released together; answers in the order of ``calls``."""
     return [served.answer for (served,) in in_containers([[call] for call in calls], warm_up)]
 
 
-def in_containers(shares: Sequence[Sequence[Call]], warm_up: Call | None = None) -> list[list[Served]]:
+def in_containers(shares: Sequence[Sequence[Call | Invoke]], warm_up: Call | None = None) -> list[list[Served]]:
     """One container per share, serving its calls one after another; all start together.
 
     The containers get this process's environment (table, endpoint, settings) as it is now.
@@ -89,7 +99,7 @@ def in_containers(shares: Sequence[Sequence[Call]], warm_up: Call | None = None)
 
 def _container(
     index: int,
-    calls: list[Call],
+    calls: list[Call | Invoke],
     warm_up: Call | None,
     environment: dict[str, str],
     barrier: Any,
@@ -101,21 +111,24 @@ def _container(
         # The function's log and metric lines (what Lambda ships to CloudWatch) go nowhere.
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
         if warm_up is not None:
-            _serve(_handler(warm_up), warm_up)
+            _serve(warm_up)
         barrier.wait(timeout=_TIMEOUT_SECONDS)
-        results.put((index, [_serve(_handler(call), call) for call in calls], None))
+        results.put((index, [_serve(call) for call in calls], None))
     except BaseException:
         results.put((index, [], traceback.format_exc()))
         raise
 
 
-def _handler(call: Call) -> Any:
-    """The handler of the function template.yaml routes ``call`` to."""
-    return importlib.import_module(cfn.handler_module(cfn.function_for(call.method, call.path))).lambda_handler
+def _handler(function: str) -> Any:
+    return importlib.import_module(cfn.handler_module(function)).lambda_handler
 
 
-def _serve(handler: Any, call: Call) -> Served:
-    client = ApiClient(handler, call.sub, call.groups)
+def _serve(call: Call | Invoke) -> Served:
     started = time.monotonic()
+    if isinstance(call, Invoke):
+        result = _handler(call.function)(dict(call.event), LambdaContext(function_name=call.function))
+        return Served(Answer(200, {}, json.dumps(result)), started, time.monotonic() - started)
+    # The function template.yaml routes the call to.
+    client = ApiClient(_handler(cfn.function_for(call.method, call.path)), call.sub, call.groups)
     answer = client.request(call.method, call.path, call.body, headers=dict(call.headers))
     return Served(answer, started, time.monotonic() - started)

@@ -50,7 +50,15 @@ def test_a_consumer_routes_exactly_the_record_types_its_filter_lets_in(function:
     assert routes_of(function) == filtered_entity_types(mapping)
 
 
-INDEXES = [keys.PRODUCTS_BY_CATEGORY, keys.ORDERS_BY_USER, keys.ORDERS_BY_STATUS, keys.UNPUBLISHED_OUTBOX]
+INDEXES = [
+    keys.PRODUCTS_BY_CATEGORY,
+    keys.ORDERS_BY_USER,
+    keys.ORDERS_BY_STATUS,
+    keys.UNPUBLISHED_OUTBOX,
+    keys.PENDING_PAYMENTS,
+    keys.SHIPMENTS_BY_ORDER,
+    keys.SHIPMENTS_BY_STATUS,
+]
 
 
 @pytest.mark.parametrize("index", INDEXES, ids=lambda index: str(index.name))

@@ -67,6 +67,9 @@ def test_every_function_entry_point_exists() -> None:
         (keys.ORDERS_BY_STATUS.name, items.ORDER_SUMMARY_ATTRIBUTES),
         (keys.PRODUCTS_BY_CATEGORY.name, items.PRODUCT_SUMMARY_ATTRIBUTES),
         (keys.UNPUBLISHED_OUTBOX.name, items.OUTBOX_ATTRIBUTES),
+        (keys.PENDING_PAYMENTS.name, items.PAYMENT_ATTRIBUTES),
+        (keys.SHIPMENTS_BY_ORDER.name, items.SHIPMENT_ATTRIBUTES),
+        (keys.SHIPMENTS_BY_STATUS.name, items.SHIPMENT_ATTRIBUTES),
     ],
 )
 def test_index_projects_exactly_what_its_readers_map(index: str, attributes: tuple[str, ...]) -> None:

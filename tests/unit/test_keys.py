@@ -130,3 +130,52 @@ def test_user_keys_of_different_subjects_never_collide(one: str, other: str) -> 
 
 def test_an_escaped_subject_holds_no_separator() -> None:
     assert "#" not in keys.user_orders_partition("a#b#PROFILE").removeprefix(keys.USER)
+
+
+# -- payments and shipments -------------------------------------------------------------------------
+
+
+def test_attempts_and_shipments_share_the_order_partition_after_its_header_and_lines() -> None:
+    # given
+    attempt = keys.payment_attempt(ORDER_ID, new_id())
+    shipment = keys.shipment(ORDER_ID, new_id())
+    # then: the order Query (LINE# .. META) never reads them, and each kind is one begins_with away
+    assert attempt["PK"] == shipment["PK"] == keys.order_partition(ORDER_ID)
+    assert keys.order_line(ORDER_ID, 1)["SK"] < keys.META < attempt["SK"] < shipment["SK"]
+    assert attempt["SK"].startswith(keys.PAYMENT)
+    assert shipment["SK"].startswith(keys.SHIPMENT)
+
+
+def test_an_orders_attempts_sort_by_time_so_newest_first_is_a_descending_query() -> None:
+    # given attempt ids made one after another (ULIDs)
+    made = [keys.payment_attempt(ORDER_ID, new_id())["SK"] for _ in range(5)]
+    # then
+    assert made == sorted(made)
+
+
+def test_pending_attempts_spread_over_the_write_shards_oldest_first_within_each() -> None:
+    # given
+    attempt_ids = [new_id() for _ in range(200)]
+    # when
+    pending = [keys.pending_payment(a, "2026-03-05T10:00:00.000Z") for a in attempt_ids]
+    # then every shard is used, and each key sorts by creation time, then id
+    assert {p["pending_pk"] for p in pending} == {keys.pending_partition(n) for n in range(keys.PENDING_PAYMENT_SHARDS)}
+    earlier = keys.pending_payment(attempt_ids[0], "2026-03-05T09:59:59.999Z")
+    assert earlier["pending_sk"] < pending[0]["pending_sk"]
+
+
+def test_a_shipments_dashboard_key_names_its_status_carrier_and_the_month_of_its_update() -> None:
+    # when
+    key = keys.shipment_by_status("Shipped", "dhl", "2026-03-31T23:59:59.999Z", "S1")
+    # then
+    assert key == {
+        keys.SHIPMENTS_BY_STATUS.partition_key: keys.shipments_partition("Shipped", "dhl", "2026-03"),
+        keys.SHIPMENTS_BY_STATUS.sort_key: "2026-03-31T23:59:59.999Z#S1",
+    }
+    by_order = keys.shipment_by_order(ORDER_ID, "2026-03-31T23:59:59.999Z", "S1")
+    assert by_order[keys.SHIPMENTS_BY_ORDER.partition_key] == keys.order_partition(ORDER_ID)
+
+
+def test_the_sandbox_ledger_has_one_item_per_idempotency_key() -> None:
+    assert keys.sandbox_charge("A1") == {"PK": keys.SANDBOX + "A1", "SK": keys.CHARGE}
+    assert keys.sandbox_charge("A1") != keys.sandbox_charge("A2")

@@ -1,22 +1,31 @@
-"""Domain rules that live on the models: the order state machine, line totals, the order size bound."""
+"""Domain rules that live on the models: the order and shipment state machines, line totals, the order size bound."""
 
 import itertools
 
 import pytest
 from pydantic import ValidationError
 
-from shopfeed.commerce.models import MAX_ORDER_LINES, OrderLine, OrderStatus
+from shopfeed.commerce.models import MAX_ORDER_LINES, OrderLine, OrderStatus, ShipmentStatus
 from shopfeed.commerce.schemas import PlaceOrder
 from tests.unit.builders import euros
 
-Placed, Paid, Shipped, Delivered, Cancelled = (
+Placed, Paid, Shipped, Delivered, Returned, Cancelled = (
     OrderStatus.PLACED,
     OrderStatus.PAID,
     OrderStatus.SHIPPED,
     OrderStatus.DELIVERED,
+    OrderStatus.RETURNED,
     OrderStatus.CANCELLED,
 )
-ALLOWED = {(Placed, Paid), (Placed, Cancelled), (Paid, Shipped), (Paid, Cancelled), (Shipped, Delivered)}
+ALLOWED = {
+    (Placed, Paid),
+    (Placed, Cancelled),
+    (Paid, Shipped),
+    (Paid, Cancelled),
+    (Shipped, Delivered),
+    (Shipped, Returned),
+    (Delivered, Returned),
+}
 
 # TransactWriteItems' hard limit, and what placing an order of n lines puts in it:
 # the header, n lines, n guarded stock decrements, the outbox event and the idempotency record.
@@ -32,8 +41,33 @@ def test_an_order_moves_only_along_the_state_machine(current: OrderStatus, targe
     assert current.can_become(target) is ((current, target) in ALLOWED)
 
 
-def test_delivered_and_cancelled_orders_are_final() -> None:
-    assert [s for s in OrderStatus if Delivered.can_become(s) or Cancelled.can_become(s)] == []
+def test_returned_and_cancelled_orders_are_final() -> None:
+    assert [s for s in OrderStatus if Returned.can_become(s) or Cancelled.can_become(s)] == []
+
+
+SHIPMENT_ALLOWED = {
+    (ShipmentStatus.CREATED, ShipmentStatus.SHIPPED),
+    (ShipmentStatus.SHIPPED, ShipmentStatus.DELIVERED),
+    (ShipmentStatus.SHIPPED, ShipmentStatus.RETURNED),
+    (ShipmentStatus.DELIVERED, ShipmentStatus.RETURNED),
+}
+
+
+@pytest.mark.parametrize(("current", "target"), list(itertools.product(ShipmentStatus, repeat=2)))
+def test_a_shipment_moves_only_along_its_state_machine(current: ShipmentStatus, target: ShipmentStatus) -> None:
+    assert current.can_become(target) is ((current, target) in SHIPMENT_ALLOWED)
+
+
+def test_a_shipment_reaching_a_status_names_the_order_status_it_moves_its_order_to() -> None:
+    assert {s: s.order_status for s in ShipmentStatus} == {
+        ShipmentStatus.CREATED: None,
+        ShipmentStatus.SHIPPED: Shipped,
+        ShipmentStatus.DELIVERED: Delivered,
+        ShipmentStatus.RETURNED: Returned,
+    }
+    # and each of those moves is one the order's own state machine has, from some status
+    moved = [s.order_status for s in ShipmentStatus if s.order_status is not None]
+    assert all(any(before.can_become(after) for before in OrderStatus) for after in moved)
 
 
 def test_a_line_total_is_the_unit_price_times_the_quantity_in_the_same_currency() -> None:

@@ -9,9 +9,19 @@ from datetime import timedelta
 from functools import cache
 
 from shopfeed.commerce import items
+from shopfeed.commerce.payment_provider import SANDBOX, PaymentProvider, SandboxProvider
+from shopfeed.commerce.payment_repository import PaymentQueries, PaymentRepository
+from shopfeed.commerce.payment_worker import SqsPaymentQueue
 from shopfeed.commerce.repository import CommerceRepository
 from shopfeed.commerce.review_repository import ReviewRepository
-from shopfeed.commerce.settings import CommerceApiSettings, CommerceStreamSettings, CommerceSweeperSettings
+from shopfeed.commerce.settings import (
+    CommerceApiSettings,
+    CommerceOutboxSettings,
+    CommerceStreamSettings,
+    CommerceSweeperSettings,
+    PaymentWorkerSettings,
+)
+from shopfeed.commerce.shipment_repository import ShipmentQueries, ShipmentRepository
 from shopfeed.platform import clients, dynamo, search_engine
 from shopfeed.platform.config import settings
 from shopfeed.platform.cursors import CursorCodec, signing_key
@@ -27,17 +37,21 @@ def cursors() -> CursorCodec:
 
 
 @cache
+def api_table() -> dynamo.Table:
+    """CommerceTable as the API's repositories share it."""
+    return dynamo.Table(clients.dynamodb(), settings(CommerceApiSettings).commerce_table_name)
+
+
+@cache
 def repository() -> CommerceRepository:
     """CommerceTable for the API: the repository its routes depend on."""
-    config = settings(CommerceApiSettings)
-    return CommerceRepository(dynamo.Table(clients.dynamodb(), config.commerce_table_name), cursors())
+    return CommerceRepository(api_table(), cursors())
 
 
 @cache
 def reviews() -> ReviewRepository:
     """CommerceTable's reviews for the API (their own repository: the write repository stays small)."""
-    config = settings(CommerceApiSettings)
-    return ReviewRepository(dynamo.Table(clients.dynamodb(), config.commerce_table_name), cursors())
+    return ReviewRepository(api_table(), cursors())
 
 
 @cache
@@ -52,7 +66,7 @@ def search_index() -> SearchIndex | None:
     return search_engine.configured()
 
 
-def _outbox_ports(config: CommerceStreamSettings) -> tuple[EventBridgePublisher, OutboxRepository]:
+def _outbox_ports(config: CommerceOutboxSettings) -> tuple[EventBridgePublisher, OutboxRepository]:
     table = dynamo.Table(clients.dynamodb(), config.commerce_table_name)
     return (
         EventBridgePublisher(clients.eventbridge(), config.event_bus_name),
@@ -73,7 +87,60 @@ def sweeper_ports() -> tuple[EventBridgePublisher, OutboxRepository, timedelta]:
     return (*_outbox_ports(config), timedelta(seconds=config.outbox_sweep_after_seconds))
 
 
+# -- payments ------------------------------------------------------------------------------------
+
+
+@cache
+def payments() -> PaymentRepository:
+    """Payment attempts as the API starts them."""
+    return PaymentRepository(api_table())
+
+
+@cache
+def payment_lists() -> PaymentQueries:
+    """ECOM-006 and ECOM-007 for the API."""
+    return PaymentQueries(api_table(), cursors())
+
+
+@cache
+def payment_queue() -> SqsPaymentQueue:
+    """The payment queue, as the stream consumer fills it."""
+    return SqsPaymentQueue(clients.sqs(), settings(CommerceStreamSettings).payment_queue_url)
+
+
+@cache
+def payment_worker_ports() -> tuple[PaymentRepository, PaymentProvider]:
+    """The payment worker's attempts and the provider the configuration names."""
+    config = settings(PaymentWorkerSettings)
+    table = dynamo.Table(clients.dynamodb(), config.commerce_table_name)
+    return PaymentRepository(table), payment_provider(config.payment_provider, table)
+
+
+def payment_provider(name: str, table: dynamo.Table) -> PaymentProvider:
+    """The PaymentProvider called ``name``. A real provider's adapter is one more case here."""
+    if name == SANDBOX:
+        return SandboxProvider(table)
+    raise ValueError(f"unknown payment provider {name!r}")
+
+
+# -- shipments -----------------------------------------------------------------------------------
+
+
+@cache
+def shipments() -> ShipmentRepository:
+    """Shipments as the API creates and moves them."""
+    return ShipmentRepository(api_table())
+
+
+@cache
+def shipment_lists() -> ShipmentQueries:
+    """ECOM-008 and ECOM-010 for the API."""
+    return ShipmentQueries(api_table(), cursors())
+
+
 def reset() -> None:
     """Forget every port built (tests change the environment between tests)."""
-    for factory in (cursors, repository, reviews, stream_table, search_index, relay_ports, sweeper_ports):
+    for factory in (cursors, api_table, repository, reviews, stream_table, search_index, relay_ports, sweeper_ports):
         factory.cache_clear()
+    for ports in (payments, payment_lists, payment_queue, payment_worker_ports, shipments, shipment_lists):
+        ports.cache_clear()

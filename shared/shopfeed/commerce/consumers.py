@@ -1,13 +1,15 @@
-"""Record handlers of the CommerceTable stream consumer (functions/commerce_stream routes to them).
+"""Record handlers of the CommerceTable stream consumer (functions/commerce_stream routes to them),
+and of the payment queue (functions/payment_worker).
 
-Each handler gets every record of its type in the batch and answers the failed ones; each is
+Each stream handler gets every record of its type in the batch and answers the failed ones; each is
 idempotent, because a partial-batch retry delivers again every record after the first failure
-(``platform.exactly_once``).
+(``platform.exactly_once``). The payment worker settles an attempt once however often its message comes.
 """
 
 from collections.abc import Sequence
 
-from shopfeed.commerce import bootstrap, search
+from shopfeed.commerce import bootstrap, payment_worker, search
+from shopfeed.commerce.payments import Settlement
 from shopfeed.platform import outbox, search_sync, streams
 from shopfeed.platform.clock import utc_now
 
@@ -22,3 +24,13 @@ def sync_product_search(changes: Sequence[streams.ItemChange]) -> streams.Failur
     """Product changes → the products index, versioned so that no redelivery or reordering regresses
     a document (``platform.search_sync``); a product the index refuses fails its record alone."""
     return search_sync.sync_records(changes, search.PRODUCT_PROJECTION, bootstrap.search_index())
+
+
+def queue_payment_attempts(changes: Sequence[streams.ItemChange]) -> streams.Failures:
+    """New payment attempts → the payment queue, one message each (``commerce.payment_worker``)."""
+    return payment_worker.enqueue_attempts(changes, bootstrap.payment_queue())
+
+
+def settle_payment(body: str) -> Settlement:
+    """One payment queue message: call the provider for its attempt and record the outcome."""
+    return payment_worker.handle_message(body, *bootstrap.payment_worker_ports())

@@ -82,3 +82,53 @@ problems.register(InsufficientStock, HTTPStatus.CONFLICT, "insufficient-stock", 
 problems.register(PriceChanged, HTTPStatus.CONFLICT, "price-changed", "Price changed")
 # 403, not 409: the caller lacks a right (being a buyer), the review does not conflict with anything.
 problems.register(PurchaseRequired, HTTPStatus.FORBIDDEN, "purchase-required", "Purchase required")
+
+
+# -- payments and shipments -----------------------------------------------------------------------
+
+
+class PaymentInProgress(DomainError):
+    """The order has an attempt the provider has not answered yet: one payment at a time, and no
+    cancel under it (an approval must never land on a cancelled order)."""
+
+    def __init__(self, order_id: str, attempt_id: str) -> None:
+        super().__init__(f"A payment of order {order_id} is in progress; wait for its outcome.")
+        self.order_id, self.attempt_id = order_id, attempt_id
+
+    def extensions(self) -> dict[str, object]:
+        return {"order_id": self.order_id, "attempt_id": self.attempt_id}
+
+
+class OrderNotPayable(DomainError):
+    def __init__(self, order_id: str, status: str) -> None:
+        super().__init__(f"Order {order_id} is {status}; only a Placed order can be paid.")
+        self.order_id, self.status = order_id, status
+
+    def extensions(self) -> dict[str, object]:
+        return {"order_id": self.order_id, "order_status": self.status}
+
+
+class PaymentAmountMismatch(DomainError):
+    """The client quoted another amount than the order's total: nothing is charged."""
+
+    def __init__(self, order_id: str, quoted: dict[str, object], total: dict[str, object]) -> None:
+        super().__init__(f"The amount quoted is not the total of order {order_id}; nothing was charged.")
+        self.order_id, self.quoted, self.total = order_id, quoted, total
+
+    def extensions(self) -> dict[str, object]:
+        return {"order_id": self.order_id, "quoted_amount": self.quoted, "order_total": self.total}
+
+
+class OrderNotShippable(DomainError):
+    def __init__(self, order_id: str, status: str) -> None:
+        super().__init__(f"Order {order_id} is {status}; only a paid order is shipped.")
+        self.order_id, self.status = order_id, status
+
+    def extensions(self) -> dict[str, object]:
+        return {"order_id": self.order_id, "order_status": self.status}
+
+
+problems.register(PaymentInProgress, HTTPStatus.CONFLICT, "payment-in-progress", "Payment in progress")
+problems.register(OrderNotPayable, HTTPStatus.CONFLICT, "order-not-payable", "Order not payable")
+problems.register(PaymentAmountMismatch, HTTPStatus.CONFLICT, "payment-amount-mismatch", "Payment amount mismatch")
+problems.register(OrderNotShippable, HTTPStatus.CONFLICT, "order-not-shippable", "Order not shippable")

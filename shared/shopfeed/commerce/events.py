@@ -5,13 +5,17 @@
 
 from typing import Final
 
-from shopfeed.commerce.models import Order
-from shopfeed.platform.clock import new_id
+from shopfeed.commerce.models import Order, OrderStatus, PaymentAttempt, PaymentStatus, Shipment, ShipmentStatus
+from shopfeed.platform.clock import derived_id, new_id
 from shopfeed.platform.outbox import OutboxEvent
 
 SOURCE: Final = "shopfeed.commerce"
 ORDER_PLACED: Final = "OrderPlaced"
 ORDER_CANCELLED: Final = "OrderCancelled"
+PAYMENT_AUTHORIZED: Final = "PaymentAuthorized"
+PAYMENT_DECLINED: Final = "PaymentDeclined"
+ORDER_STATUS_CHANGED: Final = "OrderStatusChanged"
+SHIPMENT_STATUS_CHANGED: Final = "ShipmentStatusChanged"
 
 
 def _lines(order: Order) -> list[dict[str, object]]:
@@ -51,5 +55,75 @@ def order_cancelled(order: Order, cancelled_by: str) -> OutboxEvent:
             "cancelled_at": order.updated_at,
             "cancelled_by": cancelled_by,
             "restocked": _lines(order),
+        },
+    )
+
+
+# -- payments and shipments -----------------------------------------------------------------------
+
+
+def payment_settled(attempt: PaymentAttempt) -> OutboxEvent:
+    """PaymentAuthorized (the order is Paid by the same transaction) or PaymentDeclined (the order is
+    still Placed and payable again). The id comes from the attempt, so recording the outcome twice
+    would put the same event, never a second one."""
+    authorized = attempt.status is PaymentStatus.AUTHORIZED
+    event_type = PAYMENT_AUTHORIZED if authorized else PAYMENT_DECLINED
+    common = {
+        "order_id": attempt.order_id,
+        "attempt_id": attempt.attempt_id,
+        "user_id": attempt.user_id,
+        "amount": attempt.amount.model_dump(),
+    }
+    outcome = (
+        {"provider_reference": attempt.provider_reference, "authorized_at": attempt.updated_at, "order_status": "Paid"}
+        if authorized
+        else {"decline_code": attempt.decline_code, "declined_at": attempt.updated_at}
+    )
+    return OutboxEvent(
+        event_id=derived_id(attempt.created_at, f"{event_type}|{attempt.attempt_id}"),
+        event_type=event_type,
+        source=SOURCE,
+        aggregate_id=attempt.order_id,
+        occurred_at=attempt.updated_at,
+        detail={**common, **outcome},
+    )
+
+
+def order_status_changed(order: Order, previous: OrderStatus, shipment_id: str) -> OutboxEvent:
+    """The order moved along with one of its shipments (Shipped, Delivered, Returned)."""
+    return OutboxEvent(
+        event_id=new_id(),
+        event_type=ORDER_STATUS_CHANGED,
+        source=SOURCE,
+        aggregate_id=order.order_id,
+        occurred_at=order.updated_at,
+        detail={
+            "order_id": order.order_id,
+            "user_id": order.user_id,
+            "previous_status": previous.value,
+            "status": order.status.value,
+            "changed_at": order.updated_at,
+            "shipment_id": shipment_id,
+        },
+    )
+
+
+def shipment_status_changed(shipment: Shipment, previous: ShipmentStatus) -> OutboxEvent:
+    """Every move of a parcel, whether or not its order moves (a second parcel leaves the order as it is)."""
+    return OutboxEvent(
+        event_id=new_id(),
+        event_type=SHIPMENT_STATUS_CHANGED,
+        source=SOURCE,
+        aggregate_id=shipment.order_id,
+        occurred_at=shipment.updated_at,
+        detail={
+            "shipment_id": shipment.shipment_id,
+            "order_id": shipment.order_id,
+            "user_id": shipment.user_id,
+            "carrier": shipment.carrier,
+            "tracking_number": shipment.tracking_number,
+            "previous_status": previous.value,
+            "status": shipment.status.value,
+            "changed_at": shipment.updated_at,
         },
     )

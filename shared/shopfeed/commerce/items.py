@@ -12,12 +12,16 @@ from shopfeed.commerce.models import (
     Order,
     OrderLine,
     OrderSummary,
+    PaymentAttempt,
+    PaymentStatus,
     Product,
     ProductSummary,
     RatingTotals,
     Review,
     ReviewSummary,
+    Shipment,
 )
+from shopfeed.platform.dynamo import Update
 from shopfeed.platform.outbox import OutboxEvent, OutboxKeys, event_from
 from shopfeed.platform.types import Money
 
@@ -170,3 +174,74 @@ def outbox_item(event: OutboxEvent) -> Item:
 
 def outbox_event_from(item: Item) -> OutboxEvent:
     return event_from(item)
+
+
+# -- payments and shipments -----------------------------------------------------------------------
+
+PAYMENT_ATTEMPT: Final = "PaymentAttempt"
+SHIPMENT: Final = "Shipment"
+SANDBOX_CHARGE: Final = "SandboxCharge"
+
+# On the order header while one of its attempts is in flight: the id of that attempt. Starting a
+# payment and cancelling both require it absent, so one payment at a time and never a cancel under it.
+PAYMENT_PENDING: Final = "payment_pending"
+# What PendingPayments projects, and ShipmentsByOrder / ShipmentsByStatus (template.yaml lists the
+# same; a template test compares): exactly what the list readers map.
+PAYMENT_ATTRIBUTES: Final = ("attempt_id", "order_id", "user_id", "status", "amount", "created_at", "updated_at")
+SHIPMENT_ATTRIBUTES: Final = (
+    "shipment_id",
+    "order_id",
+    "user_id",
+    "carrier",
+    "tracking_number",
+    "status",
+    "created_at",
+    "updated_at",
+    "version",
+)
+
+
+def purchase_change(user_id: str, product_id: str, delta: int) -> tuple[keys.Key, Update]:
+    """The proof-of-purchase change of one product: +1 when an order holding it is paid, -1 when a paid
+    order is cancelled. The first change creates the item, always with its identity."""
+    identity = {"entity_type": PURCHASE, "user_id": user_id, "product_id": product_id}
+    return keys.purchase(user_id, product_id), Update(set_if_absent=identity, add={PAID_ORDERS: delta})
+
+
+def payment_attempt_item(attempt: PaymentAttempt) -> Item:
+    """A new attempt; a Pending one carries the sparse PendingPayments keys."""
+    pending = (
+        keys.pending_payment(attempt.attempt_id, attempt.created_at) if attempt.status is PaymentStatus.PENDING else {}
+    )
+    return {
+        **keys.payment_attempt(attempt.order_id, attempt.attempt_id),
+        **pending,
+        "entity_type": PAYMENT_ATTEMPT,
+        **attempt.model_dump(exclude_none=True),
+    }
+
+
+def payment_attempt_from(item: Item) -> PaymentAttempt:
+    """From the base table or from the PendingPayments projection (which has no token or outcome)."""
+    return PaymentAttempt.model_validate({k: item[k] for k in PaymentAttempt.model_fields if k in item})
+
+
+def shipment_item(shipment: Shipment) -> Item:
+    return {
+        **keys.shipment(shipment.order_id, shipment.shipment_id),
+        **shipment_index_keys(shipment),
+        "entity_type": SHIPMENT,
+        **shipment.model_dump(exclude_none=True),
+    }
+
+
+def shipment_index_keys(shipment: Shipment) -> Item:
+    """Both list keys move with every update: they sort by ``updated_at``."""
+    return {
+        **keys.shipment_by_order(shipment.order_id, shipment.updated_at, shipment.shipment_id),
+        **keys.shipment_by_status(shipment.status, shipment.carrier, shipment.updated_at, shipment.shipment_id),
+    }
+
+
+def shipment_from(item: Item) -> Shipment:
+    return Shipment.model_validate({k: item[k] for k in Shipment.model_fields if k in item})

@@ -7,9 +7,12 @@ Base table (PK / SK):
     PRODUCT#<product_id>    META                    product, price and stock
     ORDER#<order_id>        META                    order header
     ORDER#<order_id>        LINE#0001 ..            order lines (sort before META: one Query gets both)
+    ORDER#<order_id>        PAYMENT#<attempt_id>    payment attempts (ULIDs: newest last, read descending)
+    ORDER#<order_id>        SHIPMENT#<shipment_id>  shipments of the order
     OUTBOX#<event_id>       EVENT                   integration event waiting to be relayed
     PRODUCT#<product_id>    REVIEW#<user_id>        a review (one per user per product: its natural key)
     APPLIED#<sequence no.>  <target>                mark: a stream record was counted on <target> (48 h)
+    SANDBOX#<key>           CHARGE                  the sandbox payment provider's ledger (one per idempotency key)
 
 Indexes (attribute names say which index they feed):
     ProductsByCategory  by_category_pk = CATEGORY#<category>            by_category_sk = <product_id>
@@ -19,6 +22,10 @@ Indexes (attribute names say which index they feed):
     RecentReviewsByProduct  product_reviews_pk = PRODUCT#<product_id>  recent_reviews_sk = <created_at>#<user_id>
     TopReviewsByProduct     product_reviews_pk = PRODUCT#<product_id>  top_reviews_sk = <rating>#<created_at>#<user_id>
     ReviewsByUser           user_reviews_pk    = USER#<user_id>        user_reviews_sk = <created_at>#<product_id>
+    PendingPayments     pending_pk     = PENDING#<n>                    pending_sk     = <created_at>#<attempt_id>
+    ShipmentsByOrder    shipments_pk   = ORDER#<order_id>               shipments_sk   = <updated_at>#<shipment_id>
+    ShipmentsByStatus   shipping_pk    = SHIPPING#<status>#<carrier>#<yyyy-mm>
+                        shipping_sk    = <updated_at>#<shipment_id>
 """
 
 import hashlib
@@ -218,3 +225,57 @@ def parse_line_no(sk: str) -> int:
     if not sk.startswith(LINE):
         raise ValueError(f"not an order line key: {sk}")
     return int(sk.removeprefix(LINE))
+
+
+# -- payments and shipments -----------------------------------------------------------------------
+
+PAYMENT: Final = "PAYMENT#"
+PENDING: Final = "PENDING#"
+SHIPMENT: Final = "SHIPMENT#"
+SHIPPING: Final = "SHIPPING#"
+SANDBOX: Final = "SANDBOX#"
+CHARGE: Final = "CHARGE"
+
+# Every attempt passes through the pending index once (written Pending, removed when settled), as every
+# event passes through UnpublishedOutbox: sharded the same way so a payment peak never throttles it.
+PENDING_PAYMENT_SHARDS: Final = 4
+
+PENDING_PAYMENTS: Final = IndexSpec("PendingPayments", "pending_pk", "pending_sk")
+SHIPMENTS_BY_ORDER: Final = IndexSpec("ShipmentsByOrder", "shipments_pk", "shipments_sk")
+SHIPMENTS_BY_STATUS: Final = IndexSpec("ShipmentsByStatus", "shipping_pk", "shipping_sk")
+
+
+def payment_attempt(order_id: str, attempt_id: str) -> Key:
+    return {"PK": ORDER + order_id, "SK": PAYMENT + attempt_id}
+
+
+def pending_payment(attempt_id: str, created_at: str) -> Key:
+    """The PendingPayments keys an attempt carries while it is Pending (oldest first by creation)."""
+    partition = pending_partition(_shard(attempt_id, PENDING_PAYMENT_SHARDS))
+    return _index_key(PENDING_PAYMENTS, partition, f"{created_at}#{attempt_id}")
+
+
+def pending_partition(shard: int) -> str:
+    return f"{PENDING}{shard}"
+
+
+def shipment(order_id: str, shipment_id: str) -> Key:
+    return {"PK": ORDER + order_id, "SK": SHIPMENT + shipment_id}
+
+
+def shipment_by_order(order_id: str, updated_at: str, shipment_id: str) -> Key:
+    return _index_key(SHIPMENTS_BY_ORDER, ORDER + order_id, f"{updated_at}#{shipment_id}")
+
+
+def shipment_by_status(status: str, carrier: str, updated_at: str, shipment_id: str) -> Key:
+    """The dashboard keys (ECOM-010): the shipment's status, carrier and the month of its last update."""
+    partition = shipments_partition(status, carrier, updated_at[:7])
+    return _index_key(SHIPMENTS_BY_STATUS, partition, f"{updated_at}#{shipment_id}")
+
+
+def shipments_partition(status: str, carrier: str, month: str) -> str:
+    return f"{SHIPPING}{status}#{carrier}#{month}"
+
+
+def sandbox_charge(idempotency_key: str) -> Key:
+    return {"PK": SANDBOX + idempotency_key, "SK": CHARGE}

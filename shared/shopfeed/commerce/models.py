@@ -6,7 +6,7 @@ from typing import Annotated, Final
 
 from pydantic import Field
 
-from shopfeed.commerce.types import ProductId, Quantity, Rating, StockLevel
+from shopfeed.commerce.types import Carrier, ProductId, Quantity, Rating, StockLevel, TrackingNumber
 from shopfeed.platform.models import Model
 from shopfeed.platform.types import Money, UserId, Version
 
@@ -89,6 +89,7 @@ class OrderStatus(StrEnum):
     PAID = "Paid"
     SHIPPED = "Shipped"
     DELIVERED = "Delivered"
+    RETURNED = "Returned"
     CANCELLED = "Cancelled"
 
     def can_become(self, target: "OrderStatus") -> bool:
@@ -98,8 +99,9 @@ class OrderStatus(StrEnum):
 _TRANSITIONS: dict[OrderStatus, frozenset[OrderStatus]] = {
     OrderStatus.PLACED: frozenset({OrderStatus.PAID, OrderStatus.CANCELLED}),
     OrderStatus.PAID: frozenset({OrderStatus.SHIPPED, OrderStatus.CANCELLED}),
-    OrderStatus.SHIPPED: frozenset({OrderStatus.DELIVERED}),
-    OrderStatus.DELIVERED: frozenset(),
+    OrderStatus.SHIPPED: frozenset({OrderStatus.DELIVERED, OrderStatus.RETURNED}),
+    OrderStatus.DELIVERED: frozenset({OrderStatus.RETURNED}),
+    OrderStatus.RETURNED: frozenset(),
     OrderStatus.CANCELLED: frozenset(),
 }
 
@@ -154,3 +156,77 @@ class OrderSummary(Model):
     updated_at: str
     total: Money
     line_count: int
+
+
+# -- payments ---------------------------------------------------------------------------------------
+
+
+class PaymentStatus(StrEnum):
+    PENDING = "Pending"
+    AUTHORIZED = "Authorized"
+    DECLINED = "Declined"
+
+
+class PaymentAttempt(Model):
+    """One attempt to pay an order: written Pending by the API, settled once by the payment worker.
+
+    ``payment_method`` is the provider's opaque token; it is kept only until the provider has
+    answered (settling removes it) and never shown by the API.
+    """
+
+    attempt_id: str
+    order_id: str
+    user_id: UserId
+    status: PaymentStatus
+    amount: Money
+    created_at: str
+    updated_at: str
+    payment_method: str | None = None
+    provider_reference: str | None = None
+    decline_code: str | None = None
+
+
+# -- shipments --------------------------------------------------------------------------------------
+
+
+class ShipmentStatus(StrEnum):
+    CREATED = "Created"
+    SHIPPED = "Shipped"
+    DELIVERED = "Delivered"
+    RETURNED = "Returned"
+
+    def can_become(self, target: "ShipmentStatus") -> bool:
+        return target in _SHIPMENT_TRANSITIONS[self]
+
+    @property
+    def order_status(self) -> OrderStatus | None:
+        """The order status a shipment reaching this status moves its order to (when the order's own
+        state machine admits it); None for a new shipment, which leaves the order as it is."""
+        return _ORDER_STATUS_OF.get(self)
+
+
+_SHIPMENT_TRANSITIONS: dict[ShipmentStatus, frozenset[ShipmentStatus]] = {
+    ShipmentStatus.CREATED: frozenset({ShipmentStatus.SHIPPED}),
+    ShipmentStatus.SHIPPED: frozenset({ShipmentStatus.DELIVERED, ShipmentStatus.RETURNED}),
+    ShipmentStatus.DELIVERED: frozenset({ShipmentStatus.RETURNED}),
+    ShipmentStatus.RETURNED: frozenset(),
+}
+_ORDER_STATUS_OF: dict[ShipmentStatus, OrderStatus] = {
+    ShipmentStatus.SHIPPED: OrderStatus.SHIPPED,
+    ShipmentStatus.DELIVERED: OrderStatus.DELIVERED,
+    ShipmentStatus.RETURNED: OrderStatus.RETURNED,
+}
+
+
+class Shipment(Model):
+    """A parcel of an order. An order may have several (split shipments); each moves on its own."""
+
+    shipment_id: str
+    order_id: str
+    user_id: UserId
+    carrier: Carrier
+    tracking_number: TrackingNumber | None = None
+    status: ShipmentStatus
+    created_at: str
+    updated_at: str
+    version: Version

@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Any
 from boto3.dynamodb.conditions import Attr
 
 from shopfeed.commerce import items, keys
-from shopfeed.commerce.errors import InsufficientStock, PriceChange, PriceChanged, StockShortage, UnknownProducts
+from shopfeed.commerce.errors import (
+    InsufficientStock,
+    PaymentInProgress,
+    PriceChange,
+    PriceChanged,
+    StockShortage,
+    UnknownProducts,
+)
 from shopfeed.commerce.models import (
     Customer,
     Order,
@@ -43,6 +50,7 @@ _KEY = "idempotency-key"
 ORDER_SNAPSHOT = Snapshot(Order, version=1)
 RESTOCK_SNAPSHOT = Snapshot(Restocked, version=1)
 _STOCK = "stock:"
+_PURCHASE = "purchase:"
 
 
 class CommerceRepository:
@@ -190,18 +198,7 @@ class CommerceRepository:
         )
 
     def get_order(self, order_id: str) -> Order | None:
-        """Header and lines in one strongly consistent Query: LINE# sorts before META."""
-        response = self._table.query(
-            BASE_TABLE,
-            keys.order_partition(order_id),
-            where=lambda sk: sk.between(keys.LINE, keys.META),
-            consistent=True,
-        )
-        found = [dynamo.deserialize(i) for i in response["Items"]]
-        header = [i for i in found if i["SK"] == keys.META]
-        if not header:
-            return None
-        return items.order_from(header[0], [i for i in found if i["SK"] != keys.META])
+        return read_order(self._table, order_id)
 
     def list_order_lines(self, order_id: str, owner: str | None, limit: int, cursor: str | None) -> Page[OrderLine]:
         """Lines in order. With ``owner``, lines of someone else's order are filtered out in the same
@@ -257,7 +254,12 @@ class CommerceRepository:
                 **keys.order_by_status(cancelled.status, cancelled.placed_at, cancelled.order_id),
             }
         )
-        guard = Attr("version").eq(order.version) & Attr("status").eq(order.status.value)
+        # A payment in flight blocks the cancel, so an approval never lands on a cancelled order.
+        guard = (
+            Attr("version").eq(order.version)
+            & Attr("status").eq(order.status.value)
+            & Attr(items.PAYMENT_PENDING).not_exists()
+        )
         transaction = Transaction()
         transaction.add(
             "order",
@@ -268,17 +270,23 @@ class CommerceRepository:
                 _STOCK + line.product_id,
                 self._table.update_op(keys.product(line.product_id), Update(add={"available": line.quantity})),
             )
+            if order.status is OrderStatus.PAID:
+                # The payment's proof of purchase is taken back with the order (reviews check it).
+                proof = items.purchase_change(order.user_id, line.product_id, -1)
+                transaction.add(_PURCHASE + line.product_id, self._table.update_op(*proof))
         transaction.add("event", self._table.put_op(items.outbox_item(event), if_absent=True))
         try:
             # attempts=1: services.cancel_order re-reads and retries, the one retry layer of a cancel.
             self._table.transact(transaction, busy=f"order {order.order_id}", attempts=1)
         except dynamo.TransactionCancelled as error:
             current = error.reason("order")
-            if current.failed_condition and current.item is None:
+            if not current.failed_condition:
+                raise
+            if current.item is None:
                 raise NotFound("order", order.order_id) from error
-            if current.failed_condition and current.item is not None:
-                raise StaleVersion("order", order.order_id, int(current.item["version"])) from error
-            raise
+            if items.PAYMENT_PENDING in current.item:
+                raise PaymentInProgress(order.order_id, str(current.item[items.PAYMENT_PENDING])) from error
+            raise StaleVersion("order", order.order_id, int(current.item["version"])) from error
 
     # -- building blocks ---------------------------------------------------------------------
 
@@ -297,6 +305,22 @@ class CommerceRepository:
             if failed.current is None:
                 raise NotFound(kind, ident) from failed
             raise StaleVersion(kind, ident, int(failed.current["version"])) from failed
+
+
+def read_order(table: dynamo.Table, order_id: str) -> Order | None:
+    """Header and lines in one strongly consistent Query: LINE# sorts before META (payment attempts and
+    shipments, after META in the same partition, are not read)."""
+    response = table.query(
+        BASE_TABLE,
+        keys.order_partition(order_id),
+        where=lambda sk: sk.between(keys.LINE, keys.META),
+        consistent=True,
+    )
+    found = [dynamo.deserialize(i) for i in response["Items"]]
+    header = [i for i in found if i["SK"] == keys.META]
+    if not header:
+        return None
+    return items.order_from(header[0], [i for i in found if i["SK"] != keys.META])
 
 
 def _raise_stock_problems(lines: tuple[OrderLine, ...], cancelled: dynamo.TransactionCancelled) -> None:

@@ -10,12 +10,16 @@ from shopfeed.commerce.models import (
     OrderLine,
     OrderStatus,
     OrderSummary,
+    PaymentAttempt,
+    PaymentStatus,
     Product,
     ProductSummary,
     RatingTotals,
     Restocked,
+    Shipment,
+    ShipmentStatus,
 )
-from shopfeed.commerce.types import ProductId, Quantity, StockLevel
+from shopfeed.commerce.types import Carrier, ProductId, Quantity, StockLevel, TrackingNumber
 from shopfeed.platform.models import Request, View
 from shopfeed.platform.search import SearchHit
 from shopfeed.platform.types import JSON_INTEGER, Money
@@ -155,4 +159,77 @@ class OrderLinePage(View):
 
 class OrderPage(View):
     items: list[OrderSummary]
+    next_cursor: str | None
+
+
+# -- payments ---------------------------------------------------------------------------------------
+
+# The provider's token for a payment method, made by its client SDK in the customer's browser: opaque,
+# bounded, and starting with a letter, so a card number (all digits) is refused before anything reads it.
+PaymentMethodToken = Annotated[
+    str, StringConstraints(min_length=1, max_length=255, pattern=r"^[A-Za-z][A-Za-z0-9_\-:.$/+=]*$")
+]
+
+
+class PayOrder(Request):
+    amount: Annotated[Money, Field(description="The order total the customer was shown; nothing is charged if not.")]
+    payment_method: Annotated[
+        PaymentMethodToken, Field(description="The payment provider's token from its client SDK, never card data")
+    ]
+
+
+class PaymentView(View):
+    attempt_id: str
+    order_id: str
+    user_id: str
+    status: PaymentStatus
+    amount: Money
+    created_at: str
+    updated_at: str
+    provider_reference: str | None = None
+    decline_code: str | None = None
+
+    @classmethod
+    def of(cls, attempt: PaymentAttempt) -> "PaymentView":
+        return cls.model_validate(attempt.model_dump(include=set(cls.model_fields)))
+
+
+class PaymentPage(View):
+    items: list[PaymentView]
+    next_cursor: str | None
+
+
+# -- shipments --------------------------------------------------------------------------------------
+
+
+class CreateShipment(Request):
+    carrier: Annotated[Carrier, Field(description="The carrier's slug, lower case (dhl, ups, la-poste)")]
+    tracking_number: TrackingNumber | None = None
+
+
+class UpdateShipment(Request):
+    status: Annotated[
+        ShipmentStatus, Field(description="Created → Shipped → Delivered or Returned; Delivered → Returned")
+    ]
+    tracking_number: TrackingNumber | None = None
+
+
+class ShipmentView(View):
+    shipment_id: str
+    order_id: str
+    user_id: str
+    carrier: str
+    tracking_number: str | None = None
+    status: ShipmentStatus
+    created_at: str
+    updated_at: str
+    version: int
+
+    @classmethod
+    def of(cls, shipment: Shipment) -> "ShipmentView":
+        return cls.model_validate(shipment.model_dump(include=set(cls.model_fields)))
+
+
+class ShipmentPage(View):
+    items: list[ShipmentView]
     next_cursor: str | None

@@ -14,3 +14,7 @@ StockLevel = Annotated[int, Strict(), Field(ge=0, le=MAX_STOCK), JSON_INTEGER]
 # A review's stars: a strict JSON integer (``true``, ``"5"`` and ``4.5`` are refused), one digit, so
 # it sorts as text in the TopReviewsByProduct key.
 Rating = Annotated[int, Strict(), Field(ge=1, le=5), JSON_INTEGER]
+
+# A carrier is part of a dashboard key (keys.shipments_partition): a lower-case slug, never a `#`.
+Carrier = Annotated[str, StringConstraints(min_length=2, max_length=32, pattern=r"^[a-z0-9][a-z0-9\-]*$")]
+TrackingNumber = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9\-]+$")]

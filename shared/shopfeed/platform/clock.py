@@ -1,5 +1,6 @@
 """Server-made ids and timestamps: ULIDs (time-sortable) and ISO-8601 UTC strings."""
 
+import hashlib
 from datetime import UTC, datetime
 
 from ulid import ULID
@@ -21,3 +22,10 @@ def new_id(moment: datetime | None = None) -> str:
 
 def epoch_seconds(moment: datetime) -> int:
     return int(moment.timestamp())
+
+
+def derived_id(moment: str, cause: str) -> str:
+    """A ULID made from what caused it: the time of ``moment`` (ISO-8601) and a hash of ``cause``, so the
+    same cause always makes the same id (a retried write puts the same item, never a second one)."""
+    milliseconds = int(datetime.fromisoformat(moment).timestamp() * 1000)
+    return str(ULID.from_bytes(milliseconds.to_bytes(6, "big") + hashlib.sha256(cause.encode()).digest()[:10]))

@@ -381,9 +381,15 @@ class Table:
 
     def check_op(self, key: Mapping[str, str], condition: ConditionBase) -> "TransactWriteItemTypeDef":
         """A ConditionCheck: the transaction commits only if ``condition`` holds on the item at ``key``
-        (a missing item has no attributes: ``Attr(...).exists()`` and comparisons are false)."""
+        (a missing item has no attributes: ``Attr(...).exists()`` and comparisons are false). If it does
+        not hold, its reason carries the item as it was (ALL_OLD), or none when there is no such item."""
         expressions = _Expressions()
-        check = {"TableName": self.name, "Key": serialize(key), "ConditionExpression": expressions.condition(condition)}
+        check: dict[str, Any] = {
+            "TableName": self.name,
+            "Key": serialize(key),
+            "ConditionExpression": expressions.condition(condition),
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
         return {"ConditionCheck": {**check, **expressions.arguments()}}  # type: ignore[typeddict-item]
 
     def transact(self, transaction: Transaction, busy: str, attempts: int = TRANSACTION_ATTEMPTS) -> None:

@@ -33,16 +33,26 @@ def query_page(
     where: Callable[[Key], ConditionBase] | None = None,
     filter: ConditionBase | None = None,
     forward: bool = True,
+    consistent: bool = False,
 ) -> tuple[list[dynamo.Item], str | None]:
     """Up to ``limit`` items of ``partition`` and the cursor of the next page (None on the last).
 
     ``scope`` names the query and its parameters (``posts-by-user:U100``): a cursor is accepted only
-    by the query it came from. Raises InvalidCursor.
+    by the query it came from. ``consistent`` reads strongly (the base table only). Raises InvalidCursor.
     """
     start = codec.decode(scope, cursor)
     # Limit + 1: DynamoDB answers a LastEvaluatedKey whenever it reaches Limit, so with Limit = limit
     # a partition ending exactly on a page would cost the client an empty last page.
-    response = table.query(index, partition, where=where, filter=filter, forward=forward, limit=limit + 1, start=start)
+    response = table.query(
+        index,
+        partition,
+        where=where,
+        filter=filter,
+        forward=forward,
+        limit=limit + 1,
+        start=start,
+        consistent=consistent,
+    )
     raw = response["Items"]
     # More exists if the extra item came back, or DynamoDB stopped early at its 1 MB page limit.
     more = len(raw) > limit or "LastEvaluatedKey" in response

@@ -111,7 +111,7 @@ def problem_responses(*raised: type[errors.DomainError], ok: int = 200) -> dict[
     grouped: dict[int, list[str]] = {}
     for spec in specs:
         grouped.setdefault(int(spec.status), []).append(spec.title)
-    documented: dict[int, Any] = {ok: {"description": "Created" if ok == 201 else "OK"}}
+    documented: dict[int, Any] = {ok: {"description": {201: "Created", 202: "Accepted"}.get(ok, "OK")}}
     if ok == 204:
         # No body: an empty content map, else the document would promise a JSON null a client cannot parse.
         documented[ok] = {"description": "No Content", "content": {}}

@@ -5,7 +5,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from shopfeed.commerce import services
-from shopfeed.commerce.errors import InsufficientStock, PriceChanged, UnknownProducts
+from shopfeed.commerce.errors import InsufficientStock, PaymentInProgress, PriceChanged, UnknownProducts
 from shopfeed.commerce.models import OrderStatus
 from shopfeed.commerce.routes import Store
 from shopfeed.commerce.schemas import OrderLinePage, OrderLineView, OrderPage, OrderView, PlaceOrder
@@ -117,7 +117,9 @@ def list_orders_by_status(
 @router.post(
     "/orders/<order_id>/cancel",
     summary="Cancel an order (owner or ops) and restock its lines; repeating it changes nothing",
-    responses=problem_responses(errors.NotFound, errors.InvalidTransition, errors.StaleVersion, errors.Contention),
+    responses=problem_responses(
+        errors.NotFound, errors.InvalidTransition, PaymentInProgress, errors.StaleVersion, errors.Contention
+    ),
     tags=["orders"],
 )
 def cancel_order(order_id: OrderPath, caller: CurrentCaller, store: Store) -> Response[OrderView]:

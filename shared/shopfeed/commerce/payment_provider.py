@@ -1,0 +1,125 @@
+"""The payment provider port, and the sandbox provider that ships.
+
+The payment worker calls ``authorize`` once per attempt with the attempt id as the provider's
+idempotency key: a provider answers a repeated key with its first result and never charges twice
+(card processors' APIs work this way). A real provider is another class with the same method: its
+HTTP client with a timeout well below the worker's, its credentials read once per container, its
+answers mapped onto ``Approved`` / ``Declined`` / ``ProviderUnavailable``. ``bootstrap`` picks the class
+named by the ``PAYMENT_PROVIDER`` setting.
+
+The sandbox decides by amount, as card networks' test values do (minor units of a two-decimal
+currency):
+
+    200000 - 299999   declined, code = amount // 100 (2000 - 2999, processor response codes)
+    300000 - 300099   provider unavailable (every call: the attempt ends in the dead-letter queue)
+    anything else     approved
+
+It keeps a ledger in CommerceTable (``SANDBOX#<key>``): one item per idempotency key holding the
+first answer, which it gives again for the same key, and how many calls the key got (tests count
+them). A provider's dashboard is what that ledger stands for; no card data is ever stored.
+"""
+
+import hashlib
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Final, Protocol
+
+from shopfeed.commerce import items, keys
+from shopfeed.platform import dynamo
+from shopfeed.platform.clock import epoch_seconds, iso, utc_now
+from shopfeed.platform.types import Money
+
+SANDBOX: Final = "sandbox"
+DECLINED_AMOUNTS: Final = range(200_000, 300_000)
+UNAVAILABLE_AMOUNTS: Final = range(300_000, 300_100)
+_LEDGER_RETENTION: Final = timedelta(days=30)
+
+
+@dataclass(frozen=True)
+class Approved:
+    """The provider authorized the amount; ``reference`` is its id for the authorization."""
+
+    reference: str
+
+
+@dataclass(frozen=True)
+class Declined:
+    """The provider refused; ``code`` says why in the provider's terms."""
+
+    reference: str
+    code: str
+
+
+Outcome = Approved | Declined
+
+
+class ProviderUnavailable(Exception):
+    """No answer came back (timeout, 5xx, throttling): nothing is known to be charged, and the same
+    attempt is tried again later under the same idempotency key."""
+
+    def __init__(self, attempt_id: str) -> None:
+        super().__init__(f"the payment provider did not answer for attempt {attempt_id}")
+        self.attempt_id = attempt_id
+
+
+class PaymentProvider(Protocol):
+    """Authorizes payments. Implementations are idempotent by ``attempt_id``."""
+
+    def authorize(self, attempt_id: str, amount: Money, payment_method: str) -> Outcome:
+        """Authorize ``amount`` on the provider's ``payment_method`` token. A repeated ``attempt_id``
+        answers the first outcome and charges nothing more. Raises ProviderUnavailable."""
+        ...
+
+
+def sandbox_outcome(attempt_id: str, amount: Money) -> Outcome | None:
+    """What the sandbox answers for ``amount`` (None: it is unavailable). Deterministic: the same
+    attempt always gets the same outcome and reference."""
+    reference = "sbx_" + hashlib.sha256(attempt_id.encode()).hexdigest()[:24]
+    if amount.amount in UNAVAILABLE_AMOUNTS:
+        return None
+    if amount.amount in DECLINED_AMOUNTS:
+        return Declined(reference=reference, code=str(amount.amount // 100))
+    return Approved(reference=reference)
+
+
+class SandboxProvider:
+    """The sandbox (see the module docstring): one UpdateItem per call on its ledger."""
+
+    def __init__(self, table: dynamo.Table) -> None:
+        self._table = table
+
+    def authorize(self, attempt_id: str, amount: Money, payment_method: str) -> Outcome:
+        outcome = sandbox_outcome(attempt_id, amount)
+        now = utc_now()
+        first = {"entity_type": items.SANDBOX_CHARGE, "idempotency_key": attempt_id, "amount": amount.model_dump()}
+        if outcome is not None:
+            first |= _stored(outcome)
+        # One atomic write counts the call and keeps the first answer (if_not_exists): two calls at
+        # once with one key still get one answer between them, as a provider's idempotency gives.
+        ledger = self._table.update(
+            keys.sandbox_charge(attempt_id),
+            dynamo.Update(
+                set={"last_called_at": iso(now)},
+                set_if_absent={
+                    **first,
+                    "first_called_at": iso(now),
+                    "expires_at": epoch_seconds(now + _LEDGER_RETENTION),
+                },
+                add={"calls": 1},
+            ),
+        )
+        if "outcome" not in ledger:
+            raise ProviderUnavailable(attempt_id)
+        return _outcome_from(ledger)
+
+
+def _stored(outcome: Outcome) -> dict[str, str]:
+    if isinstance(outcome, Declined):
+        return {"outcome": "declined", "reference": outcome.reference, "decline_code": outcome.code}
+    return {"outcome": "approved", "reference": outcome.reference}
+
+
+def _outcome_from(ledger: dynamo.Item) -> Outcome:
+    if ledger["outcome"] == "declined":
+        return Declined(reference=str(ledger["reference"]), code=str(ledger["decline_code"]))
+    return Approved(reference=str(ledger["reference"]))

@@ -1,0 +1,185 @@
+"""CommerceTable calls of payments: the attempt items in their order's partition, the order's
+``payment_pending`` guard, and the outcome recorded with the order's move and its outbox event.
+
+As ``commerce.repository``: domain models out, failed conditions turned into domain errors here (read
+by transaction label). The write side (``PaymentRepository``) is what the API and the payment worker
+change; the lists (``PaymentQueries``) are plain queries over the platform's pagers.
+"""
+
+from datetime import datetime
+from typing import Final
+
+from boto3.dynamodb.conditions import Attr
+
+from shopfeed.commerce import items, keys
+from shopfeed.commerce.errors import OrderNotPayable, PaymentAmountMismatch, PaymentInProgress
+from shopfeed.commerce.models import Order, OrderStatus, PaymentAttempt, PaymentStatus
+from shopfeed.commerce.repository import read_order
+from shopfeed.platform import dynamo, idempotency
+from shopfeed.platform.cursors import CursorCodec
+from shopfeed.platform.dynamo import BASE_TABLE, Transaction, Update
+from shopfeed.platform.errors import NotFound
+from shopfeed.platform.idempotency import Created, IdempotentRequest, Snapshot
+from shopfeed.platform.models import Page
+from shopfeed.platform.outbox import OutboxEvent
+from shopfeed.platform.pagination import Source, merged_page, query_page
+
+# Transaction labels: cancellation reasons are read by these, never by position.
+_ATTEMPT: Final = "attempt"
+_ORDER: Final = "order"
+_EVENT: Final = "event"
+_KEY: Final = "idempotency-key"
+_PURCHASE: Final = "purchase:"
+
+# What a key record keeps of the attempt it created (never the payment method token).
+ATTEMPT_SNAPSHOT: Final = Snapshot(PaymentAttempt, version=1)
+
+
+class PaymentRepository:
+    """Payment attempts: started by the API, settled once by the payment worker."""
+
+    def __init__(self, table: dynamo.Table) -> None:
+        self._table = table
+
+    def start(self, attempt: PaymentAttempt, request: IdempotentRequest, now: datetime) -> Created[PaymentAttempt]:
+        """One TransactWriteItems: the Pending attempt, the order marked as paying it, the key record.
+
+        The order's condition is the whole rule: it is Placed, its total is the amount quoted, and no
+        other attempt is in flight. So of any number of concurrent attempts one commits, and a replay
+        (checked first) is answered from the key record in CancellationReasons.
+        """
+        order = attempt.order_id
+        pay = Update(set={items.PAYMENT_PENDING: attempt.attempt_id})
+        payable = (
+            Attr(dynamo.PARTITION).exists()
+            & Attr("status").eq(OrderStatus.PLACED.value)
+            & Attr(items.PAYMENT_PENDING).not_exists()
+            & Attr("total.amount").eq(attempt.amount.amount)
+            & Attr("total.currency").eq(attempt.amount.currency)
+        )
+        answer = attempt.model_copy(update={"payment_method": None})
+        transaction = Transaction()
+        transaction.add(_ATTEMPT, self._table.put_op(items.payment_attempt_item(attempt), if_absent=True))
+        transaction.add(
+            _ORDER, self._table.update_op(keys.order(order), pay, condition=payable, return_old_on_failure=True)
+        )
+        transaction.add(_KEY, idempotency.record_put(self._table.name, request, ATTEMPT_SNAPSHOT, answer, now))
+        try:
+            self._table.transact(transaction, busy=f"order {order}")
+        except dynamo.TransactionCancelled as cancelled:
+            replayed = idempotency.replay(request, cancelled.reason(_KEY), ATTEMPT_SNAPSHOT)
+            if replayed:
+                return replayed
+            refused = cancelled.reason(_ORDER)
+            if refused.failed_condition:
+                raise _not_payable(attempt, refused.item) from cancelled
+            raise
+        return Created(answer)
+
+    def get_order(self, order_id: str) -> Order | None:
+        """The order with its lines (one strongly consistent Query)."""
+        return read_order(self._table, order_id)
+
+    def get(self, order_id: str, attempt_id: str) -> PaymentAttempt | None:
+        """One attempt, strongly consistent (the worker's check before it calls the provider)."""
+        item = self._table.get(keys.payment_attempt(order_id, attempt_id))
+        return items.payment_attempt_from(item) if item else None
+
+    def record(self, settled: PaymentAttempt, order: Order, event: OutboxEvent) -> bool:
+        """The provider's answer, in one TransactWriteItems: the attempt settled (only if still
+        Pending), the order Paid (approval) or payable again (decline), the outbox event, and on
+        approval one proof of purchase per product. False when the attempt was already settled: a
+        redelivered or concurrent message, which changes nothing."""
+        attempt_key = keys.payment_attempt(settled.order_id, settled.attempt_id)
+        outcome = {
+            "status": settled.status.value,
+            "updated_at": settled.updated_at,
+            "provider_reference": settled.provider_reference,
+            "decline_code": settled.decline_code,
+        }
+        settle = Update(
+            set={name: value for name, value in outcome.items() if value is not None},
+            # Out of the pending index, and the token is no longer needed by anyone.
+            remove=[keys.PENDING_PAYMENTS.partition_key, keys.PENDING_PAYMENTS.sort_key, "payment_method"],
+        )
+        in_flight = Attr(items.PAYMENT_PENDING).eq(settled.attempt_id)
+        transaction = Transaction()
+        transaction.add(
+            _ATTEMPT,
+            self._table.update_op(attempt_key, settle, condition=Attr("status").eq(PaymentStatus.PENDING.value)),
+        )
+        move = _order_move(settled, order)
+        transaction.add(_ORDER, self._table.update_op(keys.order(order.order_id), move, condition=in_flight))
+        transaction.add(_EVENT, self._table.put_op(items.outbox_item(event), if_absent=True))
+        if settled.status is PaymentStatus.AUTHORIZED:
+            for line in order.lines:
+                proof = items.purchase_change(order.user_id, line.product_id, +1)
+                transaction.add(_PURCHASE + line.product_id, self._table.update_op(*proof))
+        try:
+            self._table.transact(transaction, busy=f"order {order.order_id}")
+        except dynamo.TransactionCancelled as cancelled:
+            if cancelled.failed(_ATTEMPT):
+                return False
+            raise
+        return True
+
+
+def _order_move(settled: PaymentAttempt, order: Order) -> Update:
+    if settled.status is not PaymentStatus.AUTHORIZED:
+        return Update(remove=[items.PAYMENT_PENDING])  # declined: payable again, with a new attempt
+    return Update(
+        set={
+            "status": OrderStatus.PAID.value,
+            "updated_at": settled.updated_at,
+            **keys.order_by_status(OrderStatus.PAID, order.placed_at, order.order_id),
+        },
+        add={"version": 1},
+        remove=[items.PAYMENT_PENDING],
+    )
+
+
+def _not_payable(attempt: PaymentAttempt, order: dynamo.Item | None) -> Exception:
+    """Why the order refused the attempt, from the order as the failed condition saw it."""
+    if order is None:
+        return NotFound("order", attempt.order_id)
+    if order["status"] != OrderStatus.PLACED.value:
+        return OrderNotPayable(attempt.order_id, str(order["status"]))
+    if items.PAYMENT_PENDING in order:
+        return PaymentInProgress(attempt.order_id, str(order[items.PAYMENT_PENDING]))
+    return PaymentAmountMismatch(attempt.order_id, attempt.amount.model_dump(), dict(order["total"]))
+
+
+class PaymentQueries:
+    """The payment lists: ECOM-006 (an order's attempts) and ECOM-007 (pending attempts)."""
+
+    def __init__(self, table: dynamo.Table, cursors: CursorCodec) -> None:
+        self._table = table
+        self._cursors = cursors
+
+    def list_for_order(self, order_id: str, owner: str | None, limit: int, cursor: str | None) -> Page[PaymentAttempt]:
+        """ECOM-006: one strongly consistent Query of the order's partition, newest first (attempt ids
+        are ULIDs). With ``owner``, someone else's attempts are filtered out in the same Query."""
+        found, next_cursor = query_page(
+            self._table,
+            self._cursors,
+            f"order-payments:{order_id}:{owner or '*'}",
+            BASE_TABLE,
+            keys.order_partition(order_id),
+            limit,
+            cursor,
+            where=lambda sk: sk.begins_with(keys.PAYMENT),
+            filter=Attr("user_id").eq(owner) if owner is not None else None,
+            forward=False,
+            consistent=True,
+        )
+        return Page(items=[items.payment_attempt_from(i) for i in found], next_cursor=next_cursor)
+
+    def list_pending(self, limit: int, cursor: str | None) -> Page[PaymentAttempt]:
+        """ECOM-007: every write shard of the sparse PendingPayments index, merged oldest first."""
+        shards = [
+            Source(keys.PENDING_PAYMENTS, keys.pending_partition(shard)) for shard in range(keys.PENDING_PAYMENT_SHARDS)
+        ]
+        found, next_cursor = merged_page(
+            self._table, self._cursors, "pending-payments", shards, limit, cursor, newest_first=False
+        )
+        return Page(items=[items.payment_attempt_from(i) for i in found], next_cursor=next_cursor)
