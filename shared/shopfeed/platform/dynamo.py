@@ -323,6 +323,20 @@ class Table:
             raise
         return True
 
+    def put_if(self, item: Mapping[str, Any], condition: ConditionBase) -> bool:
+        """Write ``item`` if ``condition`` holds on the item it replaces; False (nothing written) if not."""
+        expressions = _Expressions()
+        rendered = expressions.condition(condition)
+        try:
+            self.client.put_item(
+                TableName=self.name, Item=serialize(item), ConditionExpression=rendered, **expressions.arguments()
+            )
+        except ClientError as error:
+            if _is_conditional_failure(error):
+                return False
+            raise
+        return True
+
     def update(self, key: Mapping[str, str], change: Update, condition: ConditionBase | None = None) -> Item:
         """UpdateItem; the item as written. Raises ConditionFailed with the item the condition saw."""
         try:
@@ -335,6 +349,16 @@ class Table:
                 raise ConditionFailed(_old_item(error)) from error
             raise
         return deserialize(response["Attributes"])
+
+    def delete(self, key: Mapping[str, str], condition: ConditionBase | None = None) -> None:
+        """DeleteItem (deleting a missing item is no error). Raises ConditionFailed with the item the
+        condition saw (None when there was none)."""
+        try:
+            self.client.delete_item(**self.delete_op(key, condition)["Delete"])
+        except ClientError as error:
+            if _is_conditional_failure(error):
+                raise ConditionFailed(_old_item(error)) from error
+            raise
 
     def update_versioned(self, key: Mapping[str, str], expected_version: int, change: Update) -> Item:
         """``change`` plus ``version + 1``, only if the stored ``version`` is ``expected_version``.
@@ -373,6 +397,16 @@ class Table:
         if return_old_on_failure:
             update["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
         return {"Update": {**update, **expressions.arguments()}}  # type: ignore[typeddict-item]
+
+    def delete_op(self, key: Mapping[str, str], condition: ConditionBase | None = None) -> "TransactWriteItemTypeDef":
+        """A Delete (transaction item); with ``condition``, a failure returns the item it saw."""
+        delete: dict[str, Any] = {"TableName": self.name, "Key": serialize(key)}
+        if condition is not None:
+            expressions = _Expressions()
+            delete["ConditionExpression"] = expressions.condition(condition)
+            delete["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+            delete |= expressions.arguments()
+        return {"Delete": delete}  # type: ignore[typeddict-item]
 
     def transact(self, transaction: Transaction, busy: str, attempts: int = TRANSACTION_ATTEMPTS) -> None:
         """Commit ``transaction``. Raises TransactionCancelled (reasons by label) or, when concurrent
