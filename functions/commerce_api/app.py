@@ -1,4 +1,5 @@
-"""Commerce HTTP API: users (both halves, shopfeed.accounts), catalog, stock, product search and orders."""
+"""Commerce HTTP API: users (both halves, shopfeed.accounts), catalog, stock, product search, orders and
+inventory snapshots."""
 
 from typing import Any
 
@@ -8,12 +9,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from shopfeed.accounts import bootstrap as accounts
 from shopfeed.accounts import routes as users
 from shopfeed.commerce import bootstrap
-from shopfeed.commerce.routes import orders, products, search
+from shopfeed.commerce.routes import inventory, orders, products, search
 from shopfeed.platform import warmup
 from shopfeed.platform.http import build_resolver
 from shopfeed.platform.observability import logger, metrics
 
-app = build_resolver(users.router, products.router, search.router, orders.router)
+app = build_resolver(users.router, products.router, search.router, orders.router, inventory.router)
 warmup.prime(bootstrap.repository, accounts.accounts, resolver=app)
 
 

@@ -7,16 +7,28 @@ platform's per-container factories); ``reset`` forgets it (tests switch environm
 
 from datetime import timedelta
 from functools import cache
+from typing import TYPE_CHECKING
 
 from shopfeed.commerce import items
 from shopfeed.commerce.repository import CommerceRepository
-from shopfeed.commerce.settings import CommerceApiSettings, CommerceStreamSettings, CommerceSweeperSettings
+from shopfeed.commerce.settings import (
+    CommerceApiSettings,
+    CommerceStreamSettings,
+    CommerceSweeperSettings,
+    InventorySnapshotSettings,
+    OrderArchiverSettings,
+)
+from shopfeed.commerce.snapshot_repository import SnapshotQueries, SnapshotRepository
+from shopfeed.commerce.snapshots import SnapshotPorts
 from shopfeed.platform import clients, dynamo, search_engine
 from shopfeed.platform.config import settings
 from shopfeed.platform.cursors import CursorCodec, signing_key
 from shopfeed.platform.outbox import OutboxRepository
 from shopfeed.platform.publisher import EventBridgePublisher
 from shopfeed.platform.search import SearchIndex
+
+if TYPE_CHECKING:
+    from shopfeed.commerce.archive import ArchivePorts
 
 
 @cache
@@ -59,7 +71,48 @@ def sweeper_ports() -> tuple[EventBridgePublisher, OutboxRepository, timedelta]:
     return (*_outbox_ports(config), timedelta(seconds=config.outbox_sweep_after_seconds))
 
 
+# -- archive (ECOM-011) and inventory snapshots ------------------------------------------------------
+
+
+@cache
+def archiver() -> "ArchivePorts":
+    """The archive job's table, bucket and bounds."""
+    # Imported here: the API functions import this module and never run the job.
+    from shopfeed.commerce.archive import ArchivePolicy, ArchivePorts
+    from shopfeed.commerce.archive_repository import ArchiveRepository
+    from shopfeed.platform.objects import S3Objects
+
+    config = settings(OrderArchiverSettings)
+    return ArchivePorts(
+        store=ArchiveRepository(dynamo.Table(clients.dynamodb(), config.commerce_table_name)),
+        objects=S3Objects(clients.s3(), config.archive_bucket_name),
+        policy=ArchivePolicy(
+            after=timedelta(days=config.archive_after_days),
+            max_orders=config.archive_max_orders_per_run,
+            stop_margin=timedelta(seconds=config.archive_stop_margin_seconds),
+        ),
+    )
+
+
+@cache
+def snapshot_job() -> SnapshotPorts:
+    """The snapshot job's table, retention and write rate."""
+    config = settings(InventorySnapshotSettings)
+    return SnapshotPorts(
+        store=SnapshotRepository(dynamo.Table(clients.dynamodb(), config.commerce_table_name)),
+        retention=timedelta(days=config.snapshot_retention_days),
+        writes_per_second=config.snapshot_writes_per_second,
+    )
+
+
+@cache
+def snapshots() -> SnapshotQueries:
+    """The day's snapshots as the API reads them."""
+    config = settings(CommerceApiSettings)
+    return SnapshotQueries(dynamo.Table(clients.dynamodb(), config.commerce_table_name), cursors())
+
+
 def reset() -> None:
     """Forget every port built (tests change the environment between tests)."""
-    for factory in (cursors, repository, search_index, relay_ports, sweeper_ports):
+    for factory in (cursors, repository, search_index, relay_ports, sweeper_ports, archiver, snapshot_job, snapshots):
         factory.cache_clear()

@@ -6,6 +6,7 @@ from pydantic import Field, Strict, StringConstraints
 
 from shopfeed.commerce.models import (
     MAX_ORDER_LINES,
+    InventoryLevel,
     Order,
     OrderLine,
     OrderStatus,
@@ -140,4 +141,12 @@ class OrderLinePage(View):
 
 class OrderPage(View):
     items: list[OrderSummary]
+    next_cursor: str | None
+
+
+class SnapshotPage(View):
+    """A page of one day's inventory snapshot."""
+
+    date: str
+    items: list[InventoryLevel]
     next_cursor: str | None
