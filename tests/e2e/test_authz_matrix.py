@@ -64,6 +64,7 @@ MATRIX: dict[str, tuple[int | str, ...]] = {
     "POST /notifications/read":           (401,     200,       200,       200,       200),  # each marks their own
     "POST /notifications/{notification_id}/read": (401, 404,   404,       404,       404),  # none is anyone's here
     "GET /leaderboards/authors":          (401,     403,       403,       403,       200),
+    "GET /inventory/snapshots":           (401,     403,       403,       403,       200),
 }
 # fmt: on
 
@@ -174,6 +175,7 @@ def _cell(world: World, operation: str, role: str) -> requests.Response:
         "POST /notifications/read": lambda: client.post("/notifications/read"),
         "POST /notifications/{notification_id}/read": lambda: client.post(f"/notifications/{_NO_ONES}/read"),
         "GET /leaderboards/authors": lambda: client.get("/leaderboards/authors", params={"month": "2026-10"}),
+        "GET /inventory/snapshots": lambda: client.get("/inventory/snapshots", params={"date": "2026-10-01"}),
     }
     return send[operation]()
 
