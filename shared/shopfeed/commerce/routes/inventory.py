@@ -1,4 +1,3 @@
-from datetime import date
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
@@ -11,6 +10,7 @@ from shopfeed.platform import errors
 from shopfeed.platform.http import CurrentCaller
 from shopfeed.platform.parameters import Cursor
 from shopfeed.platform.problems import problem_responses
+from shopfeed.platform.types import Day
 
 router = Router()
 Snapshots = Annotated[snapshots.SnapshotReader, Depends(bootstrap.snapshots)]
@@ -23,7 +23,7 @@ Snapshots = Annotated[snapshots.SnapshotReader, Depends(bootstrap.snapshots)]
     tags=["inventory"],
 )
 def list_snapshot(
-    day: Annotated[date, Query(alias="date", description="The UTC day (YYYY-MM-DD); kept 90 days")],
+    day: Annotated[Day, Query(alias="date", description="The UTC day (YYYY-MM-DD); kept 90 days")],
     caller: CurrentCaller,
     reader: Snapshots,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
