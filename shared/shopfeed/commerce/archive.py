@@ -124,7 +124,7 @@ def object_key(month: str, batch_id: str) -> str:
 
 
 def plan_batches(candidates: Iterable[Candidate], size: int = BATCH_SIZE) -> Iterator[tuple[str, list[str]]]:
-    """``(month, order ids)`` batches of at most ``size`` orders, each of one month of placement.
+    """``(month, order ids)`` batches of at most ``size`` orders of one month of the age index.
     Candidates come oldest first, so a month's orders are consecutive."""
     for month, group in groupby(candidates, key=lambda candidate: candidate.month):
         for chunk in batched(group, size, strict=False):
@@ -181,11 +181,11 @@ def run(ports: ArchivePorts, time_left_ms: Callable[[], int], clock: Callable[[]
             report.resumed += 1
         budget = max(0, ports.policy.max_orders - report.orders)
         taken = _Counted(ports.store.old_orders(iso(started - ports.policy.after)))
-        for month, order_ids in plan_batches(islice(taken, budget)):
+        for _, order_ids in plan_batches(islice(taken, budget)):
             if time_left_ms() < margin_ms:
                 report.outcome = Outcome.TIME
                 return report
-            job.archive(month, order_ids)
+            job.archive(order_ids)
         if taken.count >= budget:
             report.outcome = Outcome.LIMIT
         return report
@@ -218,24 +218,27 @@ class _Job:
     def _now(self) -> str:
         return iso(self._clock())
 
-    def archive(self, month: str, order_ids: Sequence[str]) -> None:
-        """A new batch of old orders (the index may list some that are gone already: they are left out)."""
+    def archive(self, order_ids: Sequence[str]) -> None:
+        """New batches of old orders (the index may list some that are gone already: they are left out).
+        An object holds the orders of one month of placement, as the orders' headers say."""
         orders = self._store.read_orders(order_ids)
-        if not orders:
-            return
-        now = self._clock()
-        batch_id = new_id(now)
-        batch = ArchiveBatch(
-            batch_id=batch_id,
-            month=month,
-            object_key=object_key(month, batch_id),
-            order_ids=tuple(orders),
-            state=BatchState.RECORDED,
-            created_at=iso(now),
-            updated_at=iso(now),
-        )
-        self._store.record(batch)
-        self._write(batch, orders)
+        by_month: dict[str, Orders] = {}
+        for order_id, partition in orders.items():
+            by_month.setdefault(str(header_of(partition)["placed_at"])[:7], {})[order_id] = partition
+        for month, group in by_month.items():
+            now = self._clock()
+            batch_id = new_id(now)
+            batch = ArchiveBatch(
+                batch_id=batch_id,
+                month=month,
+                object_key=object_key(month, batch_id),
+                order_ids=tuple(group),
+                state=BatchState.RECORDED,
+                created_at=iso(now),
+                updated_at=iso(now),
+            )
+            self._store.record(batch)
+            self._write(batch, group)
 
     def finish(self, batch: ArchiveBatch) -> None:
         """A batch an earlier run left: written again in full if it was only recorded; if written, its

@@ -8,8 +8,10 @@ version that was archived), then the rest of its partition (BatchWriteItem).
 
 import contextlib
 import heapq
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final
 
@@ -167,6 +169,12 @@ class ArchiveRepository:
         except dynamo.ConditionFailed as failed:
             return HeaderDelete.GONE if failed.current is None else HeaderDelete.CHANGED
         return HeaderDelete.DELETED
+
+    def put_back(self, partition: Sequence[dynamo.Item]) -> int:
+        """Write an archived order's items again, each only if absent; how many were written."""
+        # JSON carried non-integral numbers as floats, which DynamoDB's serializer refuses: as Decimal.
+        exact = [json.loads(json.dumps(item), parse_float=Decimal) for item in partition]
+        return sum(1 for item in exact if self._table.put_if_absent(item))
 
     def delete_items(self, item_keys: Sequence[Mapping[str, str]]) -> int:
         """Delete every item (BatchWriteItem, 25 a call, every unprocessed one retried); the calls made."""

@@ -194,7 +194,8 @@ def age_partition(shard: int) -> str:
 
 
 def order_by_age(placed_at: str, order_id: str) -> Key:
-    """Written once with the order header; status changes never touch it."""
+    """Written once with the order header; status changes never touch it. An order's age counts from
+    its placement, or from its restore when it was brought back from the archive."""
     return _index_key(ORDERS_BY_AGE, age_partition(order_age_shard(order_id)), f"{placed_at}#{order_id}")
 
 

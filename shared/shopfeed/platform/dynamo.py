@@ -119,7 +119,7 @@ class _Expressions:
         self.values.update({k: value(v) for k, v in built.attribute_value_placeholders.items()})
         return str(built.condition_expression)
 
-    def _name(self, path: str) -> str:
+    def name(self, path: str) -> str:
         placeholders = []
         for part in path.split("."):
             placeholder = f"#u{len(self.names)}"
@@ -133,12 +133,12 @@ class _Expressions:
         return placeholder
 
     def update(self, change: Update) -> str:
-        sets = [f"{self._name(k)} = {self._value(v)}" for k, v in change.set.items()]
+        sets = [f"{self.name(k)} = {self._value(v)}" for k, v in change.set.items()]
         for k, v in change.set_if_absent.items():
-            name = self._name(k)
+            name = self.name(k)
             sets.append(f"{name} = if_not_exists({name}, {self._value(v)})")
-        adds = [f"{self._name(k)} {self._value(v)}" for k, v in change.add.items()]
-        removes = [self._name(k) for k in change.remove]
+        adds = [f"{self.name(k)} {self._value(v)}" for k, v in change.add.items()]
+        removes = [self.name(k) for k in change.remove]
         clauses = [("SET", sets), ("ADD", adds), ("REMOVE", removes)]
         return " ".join(f"{verb} {', '.join(parts)}" for verb, parts in clauses if parts)
 
@@ -455,6 +455,28 @@ class Table:
         if consistent:
             arguments["ConsistentRead"] = True
         return self.client.query(**arguments, **expressions.arguments())
+
+    def scan_pages(
+        self, filter: ConditionBase, attributes: Sequence[str] = (), page_size: int = 100
+    ) -> Iterator[list[Item]]:
+        """Every item matching ``filter``, a Scan page (``page_size`` items read) at a time. For admin
+        jobs (backfills) only: no hot path reads the whole table."""
+        expressions = _Expressions()
+        request: dict[str, Any] = {
+            "TableName": self.name,
+            "Limit": page_size,
+            "FilterExpression": expressions.condition(filter),
+            "ConsistentRead": True,
+        }
+        if attributes:
+            request["ProjectionExpression"] = ", ".join(expressions.name(attribute) for attribute in attributes)
+        request |= expressions.arguments()
+        while True:
+            response = self.client.scan(**request)
+            yield [deserialize(item) for item in response.get("Items", [])]
+            if "LastEvaluatedKey" not in response:
+                return
+            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
 
 def _is_conditional_failure(error: ClientError) -> bool:

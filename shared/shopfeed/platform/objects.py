@@ -7,7 +7,7 @@ is what a caller keeps to recognise the object later. S3 reads are strongly cons
 
 import base64
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Protocol
 
 from botocore.exceptions import ClientError
@@ -67,3 +67,8 @@ class S3Objects:
             if error.response["Error"]["Code"] in ("NoSuchKey", "404"):
                 raise ObjectMissing(key) from error
             raise
+
+    def keys(self, prefix: str) -> Iterator[str]:
+        """The keys of the objects under ``prefix``, in key order."""
+        for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix):
+            yield from (entry["Key"] for entry in page.get("Contents", []))
