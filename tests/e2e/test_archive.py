@@ -1,6 +1,9 @@
 """The order archive and the inventory snapshot under the local stack: schedules run on demand
 (``POST /__local/schedules/<LogicalId>``), objects land in the stack's S3, snapshots are read over HTTP."""
 
+import json
+import subprocess
+import sys
 import uuid
 from collections import Counter
 from datetime import timedelta
@@ -8,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from local.cfn import ROOT
+from shopfeed.commerce import keys
 from shopfeed.platform.clock import utc_now
 from tests.e2e.conftest import Client, LocalStack
 from tests.support.archive import Bucket, days_ago, old_orders, seed
@@ -90,6 +95,32 @@ def _all_levels(ops: Client, day: str) -> list[dict[str, Any]]:
         if cursor is None:
             return levels
     raise AssertionError("still paging after 100 pages")
+
+
+def test_old_orders_seeded_for_a_try_are_archived_and_shown_by_the_bucket_page(
+    local_stack: LocalStack, anonymous: Client
+) -> None:
+    # given old orders of a user of their own, written by the walkthrough's tool
+    user = f"U-E2E-{uuid.uuid4().hex[:8]}"
+    command = [sys.executable, "-m", "local.old_orders", "--stack", local_stack.url, "--count", "3", "--user", user]
+    printed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    newest = printed.split("newest ")[1].strip()
+
+    # when the archive runs
+    assert run_schedule(anonymous, "OrderArchiverFunction")["orders"] >= 3
+
+    # then the bucket page lists an object of the order's month, whose bytes hold the order's header
+    month = old_orders_month(printed)
+    listed = anonymous.get("/__local/buckets/ArchiveBucket", params={"prefix": f"orders/month={month}/"}).json()
+    bodies = [anonymous.get(f"/__local/buckets/ArchiveBucket/{o['key']}").text for o in listed["objects"]]
+    partition = [json.loads(line) for body in bodies for line in body.splitlines() if newest in line]
+    assert [line["SK"] for line in partition] == [keys.order_line(newest, 1)["SK"], keys.META]
+    assert Client(local_stack, local_stack.token(user)).get(f"/orders/{newest}").status_code == 404
+
+
+def old_orders_month(printed: str) -> str:
+    """The month of the newest order the tool printed (``placed <oldest> .. <newest>; newest <id>``)."""
+    return printed.split(" .. ")[1][:7]
 
 
 def test_the_stack_page_lists_the_bucket_and_both_schedules(local_stack: LocalStack) -> None:
