@@ -206,6 +206,9 @@ class CrashPoint:
 CRASH_POINTS = (
     CrashPoint("recorded, before its object", "s3", "before-call.s3.PutObject", lambda first: 2),
     CrashPoint("object written, before the manifest says so", "s3", "after-call.s3.PutObject", lambda first: 2),
+    CrashPoint(
+        "object confirmed, as the manifest is marked", "dynamodb", "before-call.dynamodb.UpdateItem", lambda first: 2
+    ),
     CrashPoint("written, before any delete", "dynamodb", "after-call.dynamodb.UpdateItem", lambda first: 2),
     CrashPoint(
         "amid the header deletes",

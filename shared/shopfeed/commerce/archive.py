@@ -245,7 +245,7 @@ class _Job:
         object says what was archived, and what of it is still in the table is deleted."""
         logger.info("archive batch resumed", batch_id=batch.batch_id, state=batch.state.value)
         if batch.state is BatchState.WRITTEN and batch.md5 is not None:
-            self._delete(batch, self._archived(batch))
+            self._delete(batch, self._archived(batch, batch.md5))
             return
         orders = self._store.read_orders(batch.order_ids)
         if not orders:
@@ -253,19 +253,18 @@ class _Job:
             return
         self._write(batch, orders)
 
-    def _archived(self, batch: ArchiveBatch) -> Orders:
+    def _archived(self, batch: ArchiveBatch, md5: str) -> Orders:
         """The orders a written batch's object holds, as the manifest names them. An object still
         holding orders the manifest dropped is one a run died rewriting: the rewrite is finished."""
-        assert batch.md5 is not None
         body = self._objects.get(batch.object_key)
         stored = decode(body)
         if missing := set(batch.order_ids) - set(stored):
             raise ArchiveInconsistent(batch.batch_id, f"the object lacks orders {sorted(missing)}")
         orders = {order_id: stored[order_id] for order_id in batch.order_ids}
-        if md5_hex(body) != batch.md5:
+        if md5_hex(body) != md5:
             rewritten = encode(orders)
-            if md5_hex(rewritten) != batch.md5:
-                raise ArchiveInconsistent(batch.batch_id, f"the object is not the one written ({batch.md5})")
+            if md5_hex(rewritten) != md5:
+                raise ArchiveInconsistent(batch.batch_id, f"the object is not the one written ({md5})")
             self._put(batch, rewritten, len(orders))
         return orders
 
