@@ -51,6 +51,7 @@ ROUTES: list[tuple[str, str, Any, dict[str, Any], dict[str, str]]] = [
     ("POST", "/notifications/read", None, {}, {}),
     ("POST", f"/notifications/{ORDER_ID}/read", None, {}, {}),
     ("GET", "/leaderboards/authors", None, {"month": "2026-10"}, {}),
+    ("GET", "/inventory/snapshots", None, {"date": "2026-11-22"}, {}),
 ]
 
 
@@ -166,7 +167,11 @@ def test_a_caller_in_several_groups_has_the_rights_of_each(commerce_api: ApiClie
 
 @pytest.mark.parametrize(
     "route",
-    [route for route in ROUTES if route[0] == "GET" and route[1] in ("/products", "/users/me/orders", "/orders")]
+    [
+        route
+        for route in ROUTES
+        if route[0] == "GET" and route[1] in ("/products", "/users/me/orders", "/orders", "/inventory/snapshots")
+    ]
     + [route for route in ROUTES if route[1].endswith("/lines")],
     ids=route_id,
 )
