@@ -23,7 +23,8 @@ PYTEST := $(PY) -m pytest
 SAM_BUILD_FLAGS ?= --cached --parallel
 
 .PHONY: help deps dev token test test-unit test-integration test-ddblocal test-e2e test-samlocal test-template test-local \
-        lint format typecheck openapi build deploy bench clean sam-setup sam-api reindex
+        lint format typecheck openapi build deploy bench clean sam-setup sam-api reindex \
+        backfill restore
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -63,6 +64,13 @@ REINDEX_ARGS = --stack $(or $(STACK),http://127.0.0.1:3000) --rate $(or $(RATE),
 reindex: $(VENV)/.synced  ## rebuild search indexes from the tables of a running `make dev` (INDEX=products|posts, RATE=200/s)
 	$(if $(filter products,$(REINDEXED)),$(PY) -m shopfeed.commerce.reindex $(REINDEX_ARGS))
 	$(if $(filter posts,$(REINDEXED)),$(PY) -m shopfeed.feed.reindex $(REINDEX_ARGS))
+
+backfill: $(VENV)/.synced  ## give orders and products stored before the archive and snapshot indexes their keys (RATE=200/s)
+	$(PY) -m shopfeed.commerce.backfill --stack $(or $(STACK),http://127.0.0.1:3000) --rate $(or $(RATE),200)
+
+restore: $(VENV)/.synced  ## bring an archived order back from the archive bucket: make restore ORDER=<order id>
+	@test -n "$(ORDER)" || { echo "usage: make restore ORDER=<order id>"; exit 2; }
+	$(PY) -m shopfeed.commerce.archive_restore --stack $(or $(STACK),http://127.0.0.1:3000) --order-id $(ORDER)
 
 token: $(VENV)/.synced  ## print a dev JWT: make token SUB=U100 GROUPS=admin,ops
 	@$(PY) -m local.tokens --sub "$(or $(SUB),U100)" --groups "$(GROUPS)"

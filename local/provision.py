@@ -107,7 +107,7 @@ _PROPERTIES = {
     "AWS::SQS::Queue": ("QueueName", *_QUEUE_ATTRIBUTES),
     "AWS::Events::EventBus": ("Name",),
     "AWS::Events::Rule": ("Name", "EventBusName", "State", "EventPattern", "ScheduleExpression"),
-    "AWS::S3::Bucket": ("BucketName",),
+    "AWS::S3::Bucket": ("BucketName", "VersioningConfiguration"),
     "AWS::SecretsManager::Secret": ("Name", "SecretString", "GenerateSecretString"),
     "AWS::OpenSearchService::Domain": ("DomainName",),
 }
@@ -231,6 +231,9 @@ class _Creators:
         except ClientError as error:
             if error.response["Error"]["Code"] not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
                 raise
+        if "VersioningConfiguration" in props:
+            # An object written again keeps its earlier version, locally as in AWS.
+            s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration=props["VersioningConfiguration"])
         self._record(
             name,
             bucket,

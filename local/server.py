@@ -3,7 +3,9 @@
 ``/__local/health`` (200 once seeded and ready, 503 before), ``/__local/stack`` (endpoints, resources,
 pollers), ``/__local/openapi.json`` and ``/__local/docs`` (Swagger UI), the local issuer's OpenID
 documents, ``POST /__local/schedules/<FunctionLogicalId>`` (run a scheduled function now) and
-``GET /__local/queues/<QueueLogicalId>`` (peek at a queue, so curl can show where events land).
+``GET /__local/queues/<QueueLogicalId>`` (peek at a queue, so curl can show where events land) and
+``GET /__local/buckets/<BucketLogicalId>[/<key>]`` (a bucket's objects, or one object's bytes: the moto
+server refuses unsigned object reads, so this is how curl shows what landed in S3).
 Every other request goes to the API Gateway emulation. One log line per request.
 """
 
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from local.auth import SigningKey, discovery_document
 from local.gateway import ApiGateway, HttpRequest, HttpResponse
@@ -73,6 +75,9 @@ class LocalPages:
     openapi_file: Path
     base_url: str
     peek_queue: Callable[[str], list[Any] | None] = lambda logical_id: None
+    # (bucket logical id, key prefix) -> the objects' keys and sizes; (logical id, key) -> body, type
+    list_bucket: Callable[[str, str], list[dict[str, Any]] | None] = lambda logical_id, prefix: None
+    read_object: Callable[[str, str], tuple[bytes, str] | None] = lambda logical_id, key: None
 
     def handle(self, request: HttpRequest) -> HttpResponse:
         path = urlsplit(request.target).path
@@ -101,9 +106,24 @@ class LocalPages:
                 if messages is None:
                     return HttpResponse.json(404, {"message": f"no queue {queue} in the template"})
                 return HttpResponse.json(200, {"queue": queue, "messages": messages})
+            if route.startswith("/buckets/"):
+                return self._bucket(route.removeprefix("/buckets/"), parse_qs(urlsplit(request.target).query))
         if request.method == "POST" and route.startswith("/schedules/"):
             return self._run_schedule(route.removeprefix("/schedules/"))
         return HttpResponse.json(404, {"message": "Not Found"})
+
+    def _bucket(self, path: str, query: dict[str, list[str]]) -> HttpResponse:
+        bucket, _, key = path.partition("/")
+        if not key:
+            objects = self.list_bucket(bucket, (query.get("prefix") or [""])[0])
+            if objects is None:
+                return HttpResponse.json(404, {"message": f"no bucket {bucket} in the template"})
+            return HttpResponse.json(200, {"bucket": bucket, "objects": objects})
+        found = self.read_object(bucket, unquote(key))
+        if found is None:
+            return HttpResponse.json(404, {"message": f"no object {key} in {bucket}"})
+        body, content_type = found
+        return HttpResponse(200, [("content-type", content_type)], body)
 
     def _openapi(self) -> HttpResponse:
         if not self.openapi_file.is_file():

@@ -66,6 +66,7 @@ class Stack:
 
     def __post_init__(self) -> None:
         self.sqs = self.engines.client("sqs")  # for the queue pages (boto3 clients are thread-safe)
+        self.s3 = self.engines.client("s3")  # for the bucket pages
 
     def start(self) -> None:
         self._thread("http", self.server.serve_forever)
@@ -96,6 +97,25 @@ class Stack:
             return None
         url = self.provisioned.resolver.attributes[(logical_id, "QueueUrl")]
         return [_json_or_text(m["Body"]) for m in peek(self.sqs, url)]
+
+    def list_bucket(self, logical_id: str, prefix: str = "") -> list[dict[str, Any]] | None:
+        """The current objects of a template bucket under ``prefix`` (key, size); None: no such bucket."""
+        if self.provisioned.kinds.get(logical_id) != "AWS::S3::Bucket":
+            return None
+        pages = self.s3.get_paginator("list_objects_v2").paginate(
+            Bucket=self.provisioned.names[logical_id], Prefix=prefix
+        )
+        return [{"key": o["Key"], "size": o["Size"]} for page in pages for o in page.get("Contents", [])]
+
+    def read_object(self, logical_id: str, key: str) -> tuple[bytes, str] | None:
+        """An object's bytes and content type; None: no such bucket or object."""
+        if self.provisioned.kinds.get(logical_id) != "AWS::S3::Bucket":
+            return None
+        try:
+            found = self.s3.get_object(Bucket=self.provisioned.names[logical_id], Key=key)
+        except self.s3.exceptions.NoSuchKey:
+            return None
+        return found["Body"].read(), str(found.get("ContentType") or "application/octet-stream")
 
     def describe(self) -> dict[str, Any]:
         """The stack page (``GET /__local/stack``): endpoints, resources, functions, pollers."""
@@ -184,6 +204,8 @@ def build(args: argparse.Namespace, running: engines.Engines, stop: threading.Ev
     stack = Stack(running, provisioned, functions, unloaded, server, pollers, scheduler, stop, args.schedules, base_url)
     pages.describe = stack.describe
     pages.peek_queue = stack.peek_queue
+    pages.list_bucket = stack.list_bucket
+    pages.read_object = stack.read_object
     return stack, signing_key
 
 
@@ -360,6 +382,9 @@ def banner(stack: Stack, key: SigningKey, issuer: str, seeded: list[str], elapse
     queues = [name for name, kind in stack.provisioned.kinds.items() if kind == "AWS::SQS::Queue"]
     if queues:
         lines.append(f"  Queues       {', '.join(queues)}: peek at {url}/__local/queues/<name>")
+    buckets = [name for name, kind in stack.provisioned.kinds.items() if kind == "AWS::S3::Bucket"]
+    if buckets:
+        lines.append(f"  Buckets      {', '.join(buckets)}: list at {url}/__local/buckets/<name>")
     for poller in stack.pollers:
         lines.append(f"  Consumer     {poller.function} <- {poller.source}")
     for schedule in stack.scheduler.schedules:

@@ -1,5 +1,5 @@
 """Commerce HTTP API: users (both halves, shopfeed.accounts), catalog, stock, product search, reviews,
-orders, payments and shipments."""
+orders, payments, shipments and inventory snapshots."""
 
 from typing import Any
 
@@ -9,13 +9,20 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from shopfeed.accounts import bootstrap as accounts
 from shopfeed.accounts import routes as users
 from shopfeed.commerce import bootstrap
-from shopfeed.commerce.routes import orders, payments, products, reviews, search, shipments
+from shopfeed.commerce.routes import inventory, orders, payments, products, reviews, search, shipments
 from shopfeed.platform import warmup
 from shopfeed.platform.http import build_resolver
 from shopfeed.platform.observability import logger, metrics
 
 app = build_resolver(
-    users.router, products.router, search.router, reviews.router, orders.router, payments.router, shipments.router
+    users.router,
+    products.router,
+    search.router,
+    reviews.router,
+    orders.router,
+    payments.router,
+    shipments.router,
+    inventory.router,
 )
 ports = (
     bootstrap.repository,
@@ -24,6 +31,7 @@ ports = (
     bootstrap.payment_lists,
     bootstrap.shipments,
     bootstrap.shipment_lists,
+    bootstrap.snapshots,
 )
 warmup.prime(*ports, accounts.accounts, resolver=app)
 

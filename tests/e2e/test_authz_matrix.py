@@ -80,6 +80,7 @@ MATRIX: dict[str, tuple[int | str, ...]] = {
     "PUT /products/{product_id}/reviews/me": (401,  404,       200,       404,       404),  # each edits their own
     "DELETE /products/{product_id}/reviews/me": (401, 204,     204,       204,       204),  # each deletes their own
     "GET /users/{user_id}/reviews":       (401,     200,       200,       200,       200),
+    "GET /inventory/snapshots":           (401,     403,       403,       403,       200),
 }
 # fmt: on
 
@@ -253,6 +254,7 @@ def _cell(world: World, operation: str, role: str) -> requests.Response:
         ),
         "DELETE /products/{product_id}/reviews/me": lambda: client.delete(f"{world.reviewed()}/me"),
         "GET /users/{user_id}/reviews": lambda: client.get(f"/users/{OWNER}/reviews"),
+        "GET /inventory/snapshots": lambda: client.get("/inventory/snapshots", params={"date": "2026-10-01"}),
     }
     return send[operation]()
 

@@ -71,6 +71,7 @@ ROUTES: list[tuple[str, str, Any, dict[str, Any], dict[str, str]]] = [
     ("PUT", "/products/P-RED-TSHIRT/reviews/me", {"rating": 4, "title": "Soft"}, {}, if_match('"1"')),
     ("DELETE", "/products/P-RED-TSHIRT/reviews/me", None, {}, {}),
     ("GET", "/users/U100/reviews", None, {}, {}),
+    ("GET", "/inventory/snapshots", None, {"date": "2026-11-22"}, {}),
 ]
 
 
@@ -194,7 +195,8 @@ def test_a_caller_in_several_groups_has_the_rights_of_each(commerce_api: ApiClie
     [
         route
         for route in ROUTES
-        if route[0] == "GET" and route[1] in ("/products", "/users/me/orders", "/orders", "/payments", "/shipments")
+        if route[0] == "GET"
+        and route[1] in ("/products", "/users/me/orders", "/orders", "/payments", "/shipments", "/inventory/snapshots")
     ]
     + [route for route in ROUTES if route[0] == "GET" and route[1].endswith(("/lines", "/payments", "/shipments"))],
     ids=route_id,

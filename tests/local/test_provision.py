@@ -81,6 +81,18 @@ def test_queues_get_their_logical_ids_as_names(provisioned: Provisioned) -> None
     assert provisioned.queue_url(arn).endswith("/CommerceStreamDLQ")
 
 
+def test_the_archive_bucket_is_created_versioned_and_the_archiver_is_given_its_name(
+    provisioned: Provisioned, engines: Engines
+) -> None:
+    # when the template is provisioned
+    name = provisioned.names["ArchiveBucket"]
+    archiver = function_environment(provisioned, cfn.function_properties("OrderArchiverFunction"))
+
+    # then the bucket exists, versioned as declared, and the function names it
+    assert engines.client("s3").get_bucket_versioning(Bucket=name)["Status"] == "Enabled"
+    assert archiver["ARCHIVE_BUCKET_NAME"] == name == "archivebucket"
+
+
 def test_each_function_gets_exactly_the_variables_its_template_entry_and_globals_declare(
     provisioned: Provisioned,
 ) -> None:

@@ -161,3 +161,37 @@ def test_a_method_with_no_route_is_the_gateways_404_not_a_5xx(serving: str, meth
     answer = requests.request(method, f"{serving}/echo", timeout=ANSWER_TIMEOUT_S)
     # then
     assert answer.status_code == 404
+
+
+def test_the_bucket_pages_list_a_templates_bucket_and_serve_an_objects_bytes(local_server: LocalServer) -> None:
+    # given a bucket of the template holding one object (the moto server would refuse curl's unsigned read)
+    objects = {"orders/month=2026-08/01B.jsonl": b'{"PK":"ORDER#1"}\n'}
+
+    def list_bucket(bucket: str, prefix: str) -> list[dict[str, Any]] | None:
+        if bucket != "ArchiveBucket":
+            return None
+        return [{"key": key, "size": len(body)} for key, body in objects.items() if key.startswith(prefix)]
+
+    def read_object(bucket: str, key: str) -> tuple[bytes, str] | None:
+        body = objects.get(key) if bucket == "ArchiveBucket" else None
+        return None if body is None else (body, "application/x-ndjson")
+
+    local_server.pages.list_bucket, local_server.pages.read_object = list_bucket, read_object
+    url = serve(local_server)
+
+    # when
+    listing = requests.get(f"{url}/__local/buckets/ArchiveBucket", params={"prefix": "orders/"}, timeout=5)
+    body = requests.get(f"{url}/__local/buckets/ArchiveBucket/orders/month%3D2026-08/01B.jsonl", timeout=5)
+
+    # then
+    assert listing.json() == {
+        "bucket": "ArchiveBucket",
+        "objects": [{"key": "orders/month=2026-08/01B.jsonl", "size": 17}],
+    }
+    assert (body.status_code, body.content, body.headers["content-type"]) == (
+        200,
+        objects["orders/month=2026-08/01B.jsonl"],
+        "application/x-ndjson",
+    )
+    assert requests.get(f"{url}/__local/buckets/NoSuchBucket", timeout=5).status_code == 404
+    assert requests.get(f"{url}/__local/buckets/ArchiveBucket/orders/none.jsonl", timeout=5).status_code == 404

@@ -1,4 +1,4 @@
-"""Count the DynamoDB round trips a piece of code makes, with a botocore event hook."""
+"""Count the DynamoDB (and S3) round trips a piece of code makes, with a botocore event hook."""
 
 from collections import Counter
 from collections.abc import Iterator
@@ -32,12 +32,25 @@ def dynamodb_calls() -> Iterator[CallLog]:
 
     Counted once per API call: an SDK retry of the same call is not a new round trip of the code.
     """
+    with _calls(clients.dynamodb(), "dynamodb") as log:
+        yield log
+
+
+@contextmanager
+def s3_calls() -> Iterator[CallLog]:
+    """Every S3 API call made through the shared client while the block runs (counted as above)."""
+    with _calls(clients.s3(), "s3") as log:
+        yield log
+
+
+@contextmanager
+def _calls(client: Any, service: str) -> Iterator[CallLog]:
     log = CallLog()
-    events = clients.dynamodb().meta.events
-    events.register("before-call.dynamodb", log._record)
-    events.register("before-parameter-build.dynamodb", log._keep)
+    events = client.meta.events
+    events.register(f"before-call.{service}", log._record)
+    events.register(f"before-parameter-build.{service}", log._keep)
     try:
         yield log
     finally:
-        events.unregister("before-call.dynamodb", log._record)
-        events.unregister("before-parameter-build.dynamodb", log._keep)
+        events.unregister(f"before-call.{service}", log._record)
+        events.unregister(f"before-parameter-build.{service}", log._keep)

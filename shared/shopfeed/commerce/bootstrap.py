@@ -7,6 +7,7 @@ platform's per-container factories); ``reset`` forgets it (tests switch environm
 
 from datetime import timedelta
 from functools import cache
+from typing import TYPE_CHECKING
 
 from shopfeed.commerce import items
 from shopfeed.commerce.payment_provider import SANDBOX, PaymentProvider, SandboxProvider
@@ -19,15 +20,22 @@ from shopfeed.commerce.settings import (
     CommerceOutboxSettings,
     CommerceStreamSettings,
     CommerceSweeperSettings,
+    InventorySnapshotSettings,
+    OrderArchiverSettings,
     PaymentWorkerSettings,
 )
 from shopfeed.commerce.shipment_repository import ShipmentQueries, ShipmentRepository
+from shopfeed.commerce.snapshot_repository import SnapshotQueries, SnapshotRepository
+from shopfeed.commerce.snapshots import SnapshotPorts
 from shopfeed.platform import clients, dynamo, search_engine
 from shopfeed.platform.config import settings
 from shopfeed.platform.cursors import CursorCodec, signing_key
 from shopfeed.platform.outbox import OutboxRepository
 from shopfeed.platform.publisher import EventBridgePublisher
 from shopfeed.platform.search import SearchIndex
+
+if TYPE_CHECKING:
+    from shopfeed.commerce.archive import ArchivePorts
 
 
 @cache
@@ -138,9 +146,51 @@ def shipment_lists() -> ShipmentQueries:
     return ShipmentQueries(api_table(), cursors())
 
 
+# -- archive (ECOM-011) and inventory snapshots ------------------------------------------------------
+
+
+@cache
+def archiver() -> "ArchivePorts":
+    """The archive job's table, bucket and bounds."""
+    # Imported here: the API functions import this module and never run the job.
+    from shopfeed.commerce.archive import ArchivePolicy, ArchivePorts
+    from shopfeed.commerce.archive_repository import ArchiveRepository
+    from shopfeed.platform.objects import S3Objects
+
+    config = settings(OrderArchiverSettings)
+    return ArchivePorts(
+        store=ArchiveRepository(dynamo.Table(clients.dynamodb(), config.commerce_table_name)),
+        objects=S3Objects(clients.s3(), config.archive_bucket_name),
+        policy=ArchivePolicy(
+            after=timedelta(days=config.archive_after_days),
+            max_orders=config.archive_max_orders_per_run,
+            stop_margin=timedelta(seconds=config.archive_stop_margin_seconds),
+        ),
+    )
+
+
+@cache
+def snapshot_job() -> SnapshotPorts:
+    """The snapshot job's table, retention and write rate."""
+    config = settings(InventorySnapshotSettings)
+    return SnapshotPorts(
+        store=SnapshotRepository(dynamo.Table(clients.dynamodb(), config.commerce_table_name)),
+        retention=timedelta(days=config.snapshot_retention_days),
+        writes_per_second=config.snapshot_writes_per_second,
+    )
+
+
+@cache
+def snapshots() -> SnapshotQueries:
+    """The day's snapshots as the API reads them."""
+    return SnapshotQueries(api_table(), cursors())
+
+
 def reset() -> None:
     """Forget every port built (tests change the environment between tests)."""
-    for factory in (cursors, api_table, repository, reviews, stream_table, search_index, relay_ports, sweeper_ports):
+    for factory in (
+        *(cursors, api_table, repository, reviews, stream_table, search_index, relay_ports, sweeper_ports),
+        *(payments, payment_lists, payment_queue, payment_worker_ports, shipments, shipment_lists),
+        *(archiver, snapshot_job, snapshots),
+    ):
         factory.cache_clear()
-    for ports in (payments, payment_lists, payment_queue, payment_worker_ports, shipments, shipment_lists):
-        ports.cache_clear()

@@ -8,7 +8,9 @@ from typing import Any, Final
 
 from shopfeed.commerce import keys
 from shopfeed.commerce.models import (
+    ArchiveBatch,
     Customer,
+    InventoryLevel,
     Order,
     OrderLine,
     OrderSummary,
@@ -78,6 +80,7 @@ def product_item(product: Product) -> Item:
     return {
         **keys.product(product.product_id),
         **keys.product_by_category(product.category, product.product_id),
+        **keys.product_in_catalog(product.product_id),
         "entity_type": PRODUCT,
         **product.model_dump(exclude={"rating"}),
     }
@@ -123,6 +126,7 @@ def order_item(order: Order) -> Item:
         **keys.order(order.order_id),
         **keys.order_by_user(order.user_id, order.placed_at, order.order_id),
         **keys.order_by_status(order.status, order.placed_at, order.order_id),
+        **keys.order_by_age(order.placed_at, order.order_id),
         "entity_type": ORDER,
         **order.model_dump(exclude={"lines"}),
     }
@@ -245,3 +249,38 @@ def shipment_index_keys(shipment: Shipment) -> Item:
 
 def shipment_from(item: Item) -> Shipment:
     return Shipment.model_validate({k: item[k] for k in Shipment.model_fields if k in item})
+
+
+# -- archive (ECOM-011) and inventory snapshots ------------------------------------------------------
+
+ARCHIVE_BATCH: Final = "ArchiveBatch"
+ARCHIVE_LEASE: Final = "ArchiveLease"
+INVENTORY_SNAPSHOT: Final = "InventorySnapshot"
+# What the snapshot job reads of a product (BatchGetItem projection).
+STOCK_ATTRIBUTES: Final = ("product_id", "available")
+
+
+def archive_batch_item(batch: ArchiveBatch) -> Item:
+    return {**keys.archive_batch(batch.batch_id), "entity_type": ARCHIVE_BATCH, **batch.model_dump(mode="json")}
+
+
+def archive_batch_from(item: Item) -> ArchiveBatch:
+    return ArchiveBatch.model_validate({k: item[k] for k in ArchiveBatch.model_fields if k in item})
+
+
+def archive_lease_item(run_id: str, held_until: str) -> Item:
+    return {**keys.archive_lease(), "entity_type": ARCHIVE_LEASE, "run_id": run_id, "held_until": held_until}
+
+
+def snapshot_item(day: str, level: InventoryLevel, expires_at: int) -> Item:
+    return {
+        **keys.snapshot(day, level.product_id),
+        "entity_type": INVENTORY_SNAPSHOT,
+        "day": day,
+        **level.model_dump(),
+        "expires_at": expires_at,
+    }
+
+
+def inventory_level_from(item: Item) -> InventoryLevel:
+    return InventoryLevel.model_validate({k: item[k] for k in InventoryLevel.model_fields})

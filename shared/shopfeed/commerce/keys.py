@@ -13,6 +13,9 @@ Base table (PK / SK):
     PRODUCT#<product_id>    REVIEW#<user_id>        a review (one per user per product: its natural key)
     APPLIED#<sequence no.>  <target>                mark: a stream record was counted on <target> (48 h)
     SANDBOX#<key>           CHARGE                  the sandbox payment provider's ledger (one per idempotency key)
+    ARCHIVE                 BATCH#<batch_id>        archive manifest: an S3 batch of orders in flight (ECOM-011)
+    ARCHIVE                 LEASE                   the archive run holding the job (runs never overlap)
+    SNAPSHOT#<yyyy-mm-dd>   <product_id>            a product's stock level on that day (TTL)
 
 Indexes (attribute names say which index they feed):
     ProductsByCategory  by_category_pk = CATEGORY#<category>            by_category_sk = <product_id>
@@ -26,6 +29,8 @@ Indexes (attribute names say which index they feed):
     ShipmentsByOrder    shipments_pk   = ORDER#<order_id>               shipments_sk   = <updated_at>#<shipment_id>
     ShipmentsByStatus   shipping_pk    = SHIPPING#<status>#<carrier>#<yyyy-mm>
                         shipping_sk    = <updated_at>#<shipment_id>
+    OrdersByAge         by_age_pk      = AGE#<n>                        by_age_sk      = <placed_at>#<order_id>
+    Catalog             catalog_pk     = CATALOG                        catalog_sk     = <product_id>
 """
 
 import hashlib
@@ -279,3 +284,69 @@ def shipments_partition(status: str, carrier: str, month: str) -> str:
 
 def sandbox_charge(idempotency_key: str) -> Key:
     return {"PK": SANDBOX + idempotency_key, "SK": CHARGE}
+
+
+# -- archive (ECOM-011) and inventory snapshots -------------------------------------------------------
+
+AGE: Final = "AGE#"
+CATALOG: Final = "CATALOG"
+ARCHIVE: Final = "ARCHIVE"
+ARCHIVE_BATCH: Final = "BATCH#"
+ARCHIVE_LEASE: Final = "LEASE"
+SNAPSHOT: Final = "SNAPSHOT#"
+
+# Every order placed writes one OrdersByAge entry: sharded as the status index is, for the same reason
+# (one index partition takes ~1,000 writes/s). A constant of the data model, like the others.
+ORDER_AGE_SHARDS: Final = 4
+
+# KEYS_ONLY indexes: the archive finds old orders, the snapshot job lists every product.
+ORDERS_BY_AGE: Final = IndexSpec("OrdersByAge", "by_age_pk", "by_age_sk")
+CATALOG_INDEX: Final = IndexSpec("Catalog", "catalog_pk", "catalog_sk")
+
+
+def order_age_shard(order_id: str) -> int:
+    return _shard(order_id, ORDER_AGE_SHARDS)
+
+
+def age_partition(shard: int) -> str:
+    return f"{AGE}{shard}"
+
+
+def order_by_age(placed_at: str, order_id: str) -> Key:
+    """Written once with the order header; status changes never touch it. An order's age counts from
+    its placement, or from its restore when it was brought back from the archive."""
+    return _index_key(ORDERS_BY_AGE, age_partition(order_age_shard(order_id)), f"{placed_at}#{order_id}")
+
+
+def placed_before(placed_at: str) -> str:
+    """The OrdersByAge sort-key bound below which every order was placed before ``placed_at``
+    (ISO-8601 UTC, which sorts as text in time order)."""
+    return placed_at
+
+
+def placement_of(by_age_sk: str) -> tuple[str, str]:
+    """``(placed_at, order_id)`` of an OrdersByAge sort key."""
+    placed_at, _, order_id = by_age_sk.rpartition("#")
+    if not placed_at or not order_id:
+        raise ValueError(f"not an order age key: {by_age_sk}")
+    return placed_at, order_id
+
+
+def product_in_catalog(product_id: str) -> Key:
+    return _index_key(CATALOG_INDEX, CATALOG, product_id)
+
+
+def archive_batch(batch_id: str) -> Key:
+    return {"PK": ARCHIVE, "SK": ARCHIVE_BATCH + batch_id}
+
+
+def archive_lease() -> Key:
+    return {"PK": ARCHIVE, "SK": ARCHIVE_LEASE}
+
+
+def snapshot(day: str, product_id: str) -> Key:
+    return {"PK": snapshot_partition(day), "SK": product_id}
+
+
+def snapshot_partition(day: str) -> str:
+    return SNAPSHOT + day

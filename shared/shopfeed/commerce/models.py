@@ -230,3 +230,35 @@ class Shipment(Model):
     created_at: str
     updated_at: str
     version: Version
+
+
+# -- archive (ECOM-011) and inventory snapshots ------------------------------------------------------
+
+
+class BatchState(StrEnum):
+    """Where an archive batch stands: its object is written (and confirmed) only in ``WRITTEN``."""
+
+    RECORDED = "Recorded"
+    WRITTEN = "Written"
+
+
+class ArchiveBatch(Model):
+    """The manifest of one archive batch: up to 100 orders of one month, one S3 object."""
+
+    batch_id: str
+    month: str
+    object_key: str
+    order_ids: tuple[str, ...]
+    state: BatchState
+    # MD5 (hex) of the object as last written; None until it was written once.
+    md5: str | None = None
+    created_at: str
+    updated_at: str
+
+
+class InventoryLevel(Model):
+    """A product's stock level as the day's snapshot took it."""
+
+    product_id: ProductId
+    available: int
+    taken_at: str

@@ -6,6 +6,7 @@ from pydantic import Field, Strict, StringConstraints
 
 from shopfeed.commerce.models import (
     MAX_ORDER_LINES,
+    InventoryLevel,
     Order,
     OrderLine,
     OrderStatus,
@@ -232,4 +233,12 @@ class ShipmentView(View):
 
 class ShipmentPage(View):
     items: list[ShipmentView]
+    next_cursor: str | None
+
+
+class SnapshotPage(View):
+    """A page of one day's inventory snapshot."""
+
+    date: str
+    items: list[InventoryLevel]
     next_cursor: str | None

@@ -31,3 +31,26 @@ class PaymentWorkerSettings(Settings):
     # Which PaymentProvider settles attempts (bootstrap.payment_provider). Only the sandbox ships; a
     # real provider's adapter adds its name here and its class there.
     payment_provider: Literal["sandbox"] = "sandbox"
+
+
+# -- archive (ECOM-011) and inventory snapshots ------------------------------------------------------
+
+
+class OrderArchiverSettings(Settings):
+    commerce_table_name: Annotated[str, Field(min_length=3)]
+    archive_bucket_name: Annotated[str, Field(min_length=3)]
+    # Orders placed longer ago than this leave the table (and GET /orders/{id}) for the bucket.
+    archive_after_days: Annotated[int, Field(ge=1)] = 90
+    # A run's bound: it stops taking old orders after this many (the next run goes on).
+    archive_max_orders_per_run: Annotated[int, Field(ge=1)] = 5000
+    # No batch is begun with less time left than this: a batch of 100 orders takes seconds, and one
+    # cut by the timeout is finished by the next run anyway, but a clean stop keeps the alarm quiet.
+    archive_stop_margin_seconds: Annotated[int, Field(ge=0)] = 60
+
+
+class InventorySnapshotSettings(Settings):
+    commerce_table_name: Annotated[str, Field(min_length=3)]
+    # Snapshot items expire (TTL) after this many days.
+    snapshot_retention_days: Annotated[int, Field(ge=1)] = 90
+    # A day's snapshots share one partition (~1,000 writes/s at most): the job stays well below it.
+    snapshot_writes_per_second: Annotated[float, Field(gt=0, le=1000)] = 500

@@ -13,6 +13,7 @@ from botocore.config import Config
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_events import EventBridgeClient
+    from mypy_boto3_s3 import S3Client
     from mypy_boto3_sqs import SQSClient
 
 # Lambda's own timeout bounds the call; short connect/read timeouts let the SDK's standard retry mode
@@ -41,11 +42,16 @@ def sqs() -> "SQSClient":
 
 
 @cache
+def s3() -> "S3Client":
+    return boto3.client("s3", config=_CONFIG)
+
+
+@cache
 def secret_string(secret_arn: str) -> str:
     return str(boto3.client("secretsmanager", config=_CONFIG).get_secret_value(SecretId=secret_arn)["SecretString"])
 
 
 def reset() -> None:
     """Forget every client (tests switch endpoints between engines)."""
-    for factory in (dynamodb, eventbridge, sqs, secret_string):
+    for factory in (dynamodb, eventbridge, sqs, s3, secret_string):
         factory.cache_clear()

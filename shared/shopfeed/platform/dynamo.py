@@ -119,7 +119,7 @@ class _Expressions:
         self.values.update({k: value(v) for k, v in built.attribute_value_placeholders.items()})
         return str(built.condition_expression)
 
-    def _name(self, path: str) -> str:
+    def name(self, path: str) -> str:
         placeholders = []
         for part in path.split("."):
             placeholder = f"#u{len(self.names)}"
@@ -133,12 +133,12 @@ class _Expressions:
         return placeholder
 
     def update(self, change: Update) -> str:
-        sets = [f"{self._name(k)} = {self._value(v)}" for k, v in change.set.items()]
+        sets = [f"{self.name(k)} = {self._value(v)}" for k, v in change.set.items()]
         for k, v in change.set_if_absent.items():
-            name = self._name(k)
+            name = self.name(k)
             sets.append(f"{name} = if_not_exists({name}, {self._value(v)})")
-        adds = [f"{self._name(k)} {self._value(v)}" for k, v in change.add.items()]
-        removes = [self._name(k) for k in change.remove]
+        adds = [f"{self.name(k)} {self._value(v)}" for k, v in change.add.items()]
+        removes = [self.name(k) for k in change.remove]
         clauses = [("SET", sets), ("ADD", adds), ("REMOVE", removes)]
         return " ".join(f"{verb} {', '.join(parts)}" for verb, parts in clauses if parts)
 
@@ -323,6 +323,20 @@ class Table:
             raise
         return True
 
+    def put_if(self, item: Mapping[str, Any], condition: ConditionBase) -> bool:
+        """Write ``item`` if ``condition`` holds on the item it replaces; False (nothing written) if not."""
+        expressions = _Expressions()
+        rendered = expressions.condition(condition)
+        try:
+            self.client.put_item(
+                TableName=self.name, Item=serialize(item), ConditionExpression=rendered, **expressions.arguments()
+            )
+        except ClientError as error:
+            if _is_conditional_failure(error):
+                return False
+            raise
+        return True
+
     def update(self, key: Mapping[str, str], change: Update, condition: ConditionBase | None = None) -> Item:
         """UpdateItem; the item as written. Raises ConditionFailed with the item the condition saw."""
         try:
@@ -336,9 +350,15 @@ class Table:
             raise
         return deserialize(response["Attributes"])
 
-    def delete(self, key: Mapping[str, str]) -> Item | None:
-        """DeleteItem; the item deleted, None if there was none (deleting nothing is no error)."""
-        response = self.client.delete_item(TableName=self.name, Key=serialize(key), ReturnValues="ALL_OLD")
+    def delete(self, key: Mapping[str, str], condition: ConditionBase | None = None) -> Item | None:
+        """DeleteItem; the item deleted, None if there was none (deleting nothing is no error). Raises
+        ConditionFailed with the item the condition saw (None when there was none)."""
+        try:
+            response = self.client.delete_item(**self.delete_op(key, condition)["Delete"], ReturnValues="ALL_OLD")
+        except ClientError as error:
+            if _is_conditional_failure(error):
+                raise ConditionFailed(_old_item(error)) from error
+            raise
         return deserialize(response["Attributes"]) if "Attributes" in response else None
 
     def update_versioned(self, key: Mapping[str, str], expected_version: int, change: Update) -> Item:
@@ -392,6 +412,16 @@ class Table:
         }
         return {"ConditionCheck": {**check, **expressions.arguments()}}  # type: ignore[typeddict-item]
 
+    def delete_op(self, key: Mapping[str, str], condition: ConditionBase | None = None) -> "TransactWriteItemTypeDef":
+        """A Delete (transaction item); with ``condition``, a failure returns the item it saw."""
+        delete: dict[str, Any] = {"TableName": self.name, "Key": serialize(key)}
+        if condition is not None:
+            expressions = _Expressions()
+            delete["ConditionExpression"] = expressions.condition(condition)
+            delete["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+            delete |= expressions.arguments()
+        return {"Delete": delete}  # type: ignore[typeddict-item]
+
     def transact(self, transaction: Transaction, busy: str, attempts: int = TRANSACTION_ATTEMPTS) -> None:
         """Commit ``transaction``. Raises TransactionCancelled (reasons by label) or, when concurrent
         transactions kept winning ``attempts`` times, ``Contention(busy)``: ``busy`` names what was
@@ -439,6 +469,28 @@ class Table:
         if consistent:
             arguments["ConsistentRead"] = True
         return self.client.query(**arguments, **expressions.arguments())
+
+    def scan_pages(
+        self, filter: ConditionBase, attributes: Sequence[str] = (), page_size: int = 100
+    ) -> Iterator[list[Item]]:
+        """Every item matching ``filter``, a Scan page (``page_size`` items read) at a time. For admin
+        jobs (backfills) only: no hot path reads the whole table."""
+        expressions = _Expressions()
+        request: dict[str, Any] = {
+            "TableName": self.name,
+            "Limit": page_size,
+            "FilterExpression": expressions.condition(filter),
+            "ConsistentRead": True,
+        }
+        if attributes:
+            request["ProjectionExpression"] = ", ".join(expressions.name(attribute) for attribute in attributes)
+        request |= expressions.arguments()
+        while True:
+            response = self.client.scan(**request)
+            yield [deserialize(item) for item in response.get("Items", [])]
+            if "LastEvaluatedKey" not in response:
+                return
+            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
 
 def _is_conditional_failure(error: ClientError) -> bool:

@@ -1,5 +1,6 @@
 """Constrained types shared by every model family, declared once."""
 
+from datetime import date
 from typing import Annotated
 
 from pydantic import (
@@ -40,6 +41,17 @@ Email = Annotated[
     StringConstraints(strip_whitespace=True, to_lower=True, max_length=254, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$"),
 ]
 Month = Annotated[str, StringConstraints(pattern=r"^\d{4}-(0[1-9]|1[0-2])$")]
+
+
+def _calendar_day(value: object) -> object:
+    # Pydantic's lax date also takes numbers ("0" is 1970-01-01) and datetimes: a day is YYYY-MM-DD only.
+    if not (isinstance(value, str) and len(value) == 10 and value[4] == value[7] == "-"):
+        raise ValueError("a day is written YYYY-MM-DD")
+    return value
+
+
+# A calendar day, ISO 8601 (YYYY-MM-DD), and a real one (2026-02-30 is refused).
+Day = Annotated[date, BeforeValidator(_calendar_day)]
 
 
 MAX_AMOUNT = 10**12  # minor units: ten billion in a two-decimal currency

@@ -1,0 +1,167 @@
+"""The archive's operator tools on moto: the backfill of index keys for items stored before the
+indexes existed, and the restore of an archived order."""
+
+from collections import Counter
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from functions.order_archiver.app import lambda_handler as order_archiver
+from shopfeed.commerce import archive_restore, backfill, items, keys
+from shopfeed.commerce.archive_repository import ArchiveRepository
+from shopfeed.platform import clients, dynamo
+from shopfeed.platform.clock import utc_now
+from shopfeed.platform.objects import S3Objects
+from shopfeed.platform.search_rebuild import Pace
+from tests.support.apigw import sample
+from tests.support.archive import (
+    Bucket,
+    Crash,
+    ScheduledContext,
+    crash_at,
+    create_archive_bucket,
+    days_ago,
+    hot_order_items,
+    old_orders,
+    order_items,
+    seed,
+)
+from tests.support.catalog import catalog, put_items
+from tests.support.client import ApiClient
+from tests.support.tables import table_items
+
+TABLE = "CommerceTable"
+BUCKET = "archivebucket"
+UNPACED = Pace(items_per_second=1e9, sleep=lambda _: None)
+
+
+@pytest.fixture
+def bucket(aws: None, monkeypatch: pytest.MonkeyPatch) -> Bucket:
+    monkeypatch.setenv("ARCHIVE_BUCKET_NAME", BUCKET)
+    create_archive_bucket(clients.s3(), BUCKET)
+    return Bucket(clients.s3(), BUCKET)
+
+
+def run() -> dict[str, Any]:
+    return dict(order_archiver(sample("schedules/order_archive.json"), ScheduledContext()))
+
+
+def table() -> dynamo.Table:
+    return dynamo.Table(clients.dynamodb(), TABLE)
+
+
+def without(item: dynamo.Item, index: dynamo.IndexSpec) -> dynamo.Item:
+    return {k: v for k, v in item.items() if k not in (index.partition_key, index.sort_key)}
+
+
+def hot_orders() -> set[str]:
+    return {keys.parse_order_id(item["PK"]) for item in hot_order_items(clients.dynamodb(), TABLE)}
+
+
+# -- backfill ---------------------------------------------------------------------------------------
+
+
+def test_the_backfill_keys_what_was_stored_before_the_indexes_and_nothing_twice(bucket: Bucket) -> None:
+    # given 3 old orders and 4 products stored before the indexes, and 2 of each stored after
+    orders, products = old_orders(5, days_ago(120), timedelta(hours=1)), catalog(6)
+    stored = [item for order in orders for item in order_items(order)] + products
+    earlier = {order.order_id for order in orders[:3]} | {product["product_id"] for product in products[:4]}
+    put_items(
+        TABLE,
+        [
+            without(without(item, keys.ORDERS_BY_AGE), keys.CATALOG_INDEX)
+            if item.get("order_id", item.get("product_id")) in earlier
+            else item
+            for item in stored
+        ],
+    )
+
+    # when
+    report = backfill.backfill(table(), UNPACED)
+
+    # then every header and product carries its keys, as a new one would be written, and only those changed
+    assert report.counts == {"orders": 3, "products": 4, "skipped": 0}
+    assert _same_items(stored)
+    assert backfill.backfill(table(), UNPACED).counts == {"orders": 0, "products": 0, "skipped": 0}
+
+    # and the archive now finds every old order
+    assert run()["orders"] == 5
+    assert hot_orders() == set()
+
+
+def _key(item: dict[str, Any]) -> tuple[str, str]:
+    return item["PK"], item["SK"]
+
+
+def _same_items(stored: list[dynamo.Item]) -> bool:
+    expected = sorted((dynamo.deserialize(dynamo.serialize(item)) for item in stored), key=_key)
+    return sorted(table_items(TABLE), key=_key) == expected
+
+
+def test_the_backfill_command_runs_against_a_table_by_name(aws: None, capsys: pytest.CaptureFixture[str]) -> None:
+    put_items(TABLE, [without(catalog(1)[0], keys.CATALOG_INDEX)])
+    assert backfill.main(["--table", TABLE, "--rate", "1000"]) == 0
+    assert "0 orders and 1 products keyed" in capsys.readouterr().out
+
+
+# -- restore ----------------------------------------------------------------------------------------
+
+
+def test_a_restored_order_is_served_again_stays_hot_and_leaves_its_object(
+    bucket: Bucket, commerce_api: ApiClient
+) -> None:
+    # given three archived orders of U100, one of them read before it was archived
+    orders = old_orders(3, days_ago(120), timedelta(hours=1), user_id="U100")
+    seed(clients.dynamodb(), TABLE, orders)
+    wanted = orders[1].order_id
+    before = commerce_api.get(f"/orders/{wanted}").json
+    run()
+    (key,) = bucket.object_keys()
+    assert commerce_api.get(f"/orders/{wanted}").status == 404
+
+    # when it is restored
+    restored = archive_restore.restore(wanted, ArchiveRepository(table()), S3Objects(clients.s3(), BUCKET), utc_now())
+
+    # then the API serves it as it was, and its object holds the other two
+    assert (restored.object_key, restored.put_back, restored.already_back) == (key, 2, 0)
+    assert commerce_api.get(f"/orders/{wanted}").json == before
+    assert bucket.header_counts() == Counter({orders[0].order_id: 1, orders[2].order_id: 1})
+    assert len(bucket.versions(key)) == 2  # the object as archived is kept
+
+    # and it stays hot: its age counts from the restore
+    assert run()["orders"] == 0
+    assert hot_orders() == {wanted}
+
+    # and restoring it again finds it in no object
+    with pytest.raises(archive_restore.OrderNotArchived):
+        archive_restore.restore(wanted, ArchiveRepository(table()), S3Objects(clients.s3(), BUCKET), utc_now())
+
+
+def test_an_order_of_an_unfinished_batch_is_not_restored_until_the_archiver_finished_it(bucket: Bucket) -> None:
+    # given a run that died after writing its batch's object
+    (order,) = old_orders(1, days_ago(120), timedelta(0))
+    seed(clients.dynamodb(), TABLE, [order])
+    with crash_at(clients.s3(), "after-call.s3.PutObject"), pytest.raises(Crash):
+        run()
+    store, objects = ArchiveRepository(table()), S3Objects(clients.s3(), BUCKET)
+
+    # then the restore refuses, and once the next run finished the batch it restores the order
+    with pytest.raises(archive_restore.BatchUnfinished):
+        archive_restore.restore(order.order_id, store, objects, utc_now())
+    run()
+    assert archive_restore.restore(order.order_id, store, objects, utc_now()).put_back == 2
+    assert hot_orders() == {order.order_id}
+
+
+def test_the_restore_command_names_the_object_it_took_the_order_from(
+    bucket: Bucket, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (order,) = old_orders(1, days_ago(120), timedelta(0))
+    seed(clients.dynamodb(), TABLE, [order])
+    run()
+    arguments = ["--order-id", order.order_id, "--table", TABLE, "--bucket", BUCKET]
+    assert archive_restore.main(arguments) == 0
+    assert bucket.object_keys()[0] in capsys.readouterr().out
+    assert archive_restore.main(arguments) == 1  # no longer archived
+    assert items.ORDER in {item["entity_type"] for item in hot_order_items(clients.dynamodb(), TABLE)}
