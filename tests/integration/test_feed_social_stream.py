@@ -8,10 +8,11 @@ from typing import Any
 import pytest
 
 from functions.feed_stream.app import lambda_handler
-from shopfeed.feed import items, keys, social_stream
+from shopfeed.feed import items, keys
 from shopfeed.feed.models import Comment, Like, Post
 from shopfeed.feed.social_repository import SocialRepository
 from shopfeed.platform import clients, dynamo
+from shopfeed.platform.clock import derived_id
 from shopfeed.platform.cursors import CursorCodec
 from tests.integration.outbox_support import CommerceStream, batch
 from tests.integration.test_feed_stream import FEED_STREAM, TABLE
@@ -173,12 +174,12 @@ def test_likes_and_comments_of_a_deleted_post_are_removed_and_their_removal_coun
     assert consume(routed(feed.read())) == {"batchItemFailures": []}
 
 
-def test_notification_ids_are_derived_from_their_cause_and_sort_by_its_time() -> None:
+def test_ids_derived_from_a_cause_repeat_for_it_and_sort_by_its_time() -> None:
     # given
-    earlier = social_stream.notification_id("2026-05-01T10:00:00.000Z", "follow|U1|U2|t")
-    later = social_stream.notification_id("2026-05-01T10:00:00.001Z", "follow|U1|U3|t")
+    earlier = derived_id("2026-05-01T10:00:00.000Z", "follow|U1|U2|t")
+    later = derived_id("2026-05-01T10:00:00.001Z", "follow|U1|U3|t")
     # then
-    assert earlier == social_stream.notification_id("2026-05-01T10:00:00.000Z", "follow|U1|U2|t")
+    assert earlier == derived_id("2026-05-01T10:00:00.000Z", "follow|U1|U2|t")
     assert earlier < later
     assert len(earlier) == 26
 

@@ -19,30 +19,20 @@ call per batch sees every record type. Each effect is idempotent under redeliver
   BatchWriteItem deletes); they are unreachable from the API as soon as the post is gone.
 """
 
-import hashlib
 from collections.abc import Sequence
 from datetime import UTC, datetime
-
-from ulid import ULID
 
 from shopfeed.feed import items, keys, stream
 from shopfeed.feed.models import Comment, Follow, Like, Notification, NotificationKind
 from shopfeed.feed.settings import FeedSettings
 from shopfeed.platform import batch_writes, clients, counters, dynamo, exactly_once, streams
-from shopfeed.platform.clock import iso, utc_now
+from shopfeed.platform.clock import derived_id, iso, utc_now
 from shopfeed.platform.config import settings
 from shopfeed.platform.counters import Increment
 from shopfeed.platform.dynamo import BASE_TABLE
 from shopfeed.platform.observability import logger, metrics
 
 _SIGNS = {streams.ChangeKind.INSERT: 1, streams.ChangeKind.REMOVE: -1}
-
-
-def notification_id(at: str, cause: str) -> str:
-    """A ULID made from the cause: its time (so ids sort by time) and a hash of its key (so the
-    same cause always makes the same id)."""
-    milliseconds = int(datetime.fromisoformat(at).timestamp() * 1000)
-    return str(ULID.from_bytes(milliseconds.to_bytes(6, "big") + hashlib.sha256(cause.encode()).digest()[:10]))
 
 
 def _hour_of(at: str) -> str:
@@ -53,7 +43,7 @@ def _hour_of(at: str) -> str:
 def like_notification(like: Like) -> Notification:
     hour = _hour_of(like.liked_at)
     return Notification(
-        notification_id=notification_id(hour, f"likes|{like.post_id}|{hour}"),
+        notification_id=derived_id(hour, f"likes|{like.post_id}|{hour}"),
         user_id=like.post_author_id,
         kind=NotificationKind.LIKES,
         actor_id=like.user_id,
@@ -65,7 +55,7 @@ def like_notification(like: Like) -> Notification:
 
 def comment_notification(comment: Comment) -> Notification:
     return Notification(
-        notification_id=notification_id(comment.created_at, f"comment|{comment.post_id}|{comment.comment_id}"),
+        notification_id=derived_id(comment.created_at, f"comment|{comment.post_id}|{comment.comment_id}"),
         user_id=comment.post_author_id,
         kind=NotificationKind.COMMENT,
         actor_id=comment.author_id,
@@ -78,7 +68,7 @@ def comment_notification(comment: Comment) -> Notification:
 def follow_notification(follow: Follow) -> Notification:
     cause = f"follow|{follow.followee_id}|{follow.follower_id}|{follow.followed_at}"
     return Notification(
-        notification_id=notification_id(follow.followed_at, cause),
+        notification_id=derived_id(follow.followed_at, cause),
         user_id=follow.followee_id,
         kind=NotificationKind.FOLLOW,
         actor_id=follow.follower_id,
