@@ -1,109 +1,33 @@
 """The fanout queue and its worker as the template declares them, for the moto and DynamoDB Local tiers.
 
-The queue and its dead-letter queue are created from template.yaml's properties (redrive policy
-included), and ``FanoutLine.drain`` delivers messages to the worker with the local stack's SQS poller,
-which follows the template's event source mapping (batch size, partial batch responses) and deletes
-what succeeded, as Lambda does. Seeding writes FeedTable items with the feed package's own builders.
+The queues and the worker are the template's (``tests.support.queues``); seeding writes FeedTable items
+with the feed package's own builders.
 """
 
 import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
-from local import cfn
-from local.lambdas import LocalFunction
-from local.queues import QueuePoller, QueueSettings
 from shopfeed.feed import items, keys
 from shopfeed.feed.models import Post
 from shopfeed.platform import batch_writes, clients, dynamo
+from tests.support.queues import WorkerQueue
 from tests.unit import feed_builders
 
 WORKER = "FanoutWorkerFunction"
 
 
-def queue_arn(url: str) -> str:
-    return clients.sqs().get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-
-
-@dataclass
-class FanoutLine:
+class FanoutLine(WorkerQueue):
     """FanoutQueue, FanoutDLQ and the worker reading the queue."""
-
-    url: str
-    arn: str
-    dlq_url: str
-    delivered: list[str] = field(default_factory=list)  # every body the worker was handed, in order
 
     @classmethod
     def create(cls) -> "FanoutLine":
-        """The template's queues in whatever SQS the shared client points at. The visibility timeout is
-        zero here so a failed message comes back at once instead of after the template's six minutes."""
-        resolver = cfn.Resolver(cfn.load())
-        sqs = clients.sqs()
-        dlq_attributes = queue_attributes(resolver, "FanoutDLQ")
-        dlq_url = sqs.create_queue(QueueName="FanoutDLQ", Attributes=dlq_attributes)["QueueUrl"]
-        resolver.attributes[("FanoutDLQ", "Arn")] = queue_arn(dlq_url)
-        attributes = queue_attributes(resolver, "FanoutQueue") | {"VisibilityTimeout": "0"}
-        url = sqs.create_queue(QueueName="FanoutQueue", Attributes=attributes)["QueueUrl"]
-        return cls(url=url, arn=queue_arn(url), dlq_url=dlq_url)
-
-    def poller(self) -> QueuePoller:
-        from functions.fanout_worker.app import lambda_handler
-
-        (event,) = cfn.function_properties(WORKER)["Events"].values()
-        function = LocalFunction(WORKER, self._recording(lambda_handler), timeout_s=60)
-        settings = QueueSettings.from_event(event["Properties"])
-        return QueuePoller(
-            function=function, queue_url=self.url, queue_arn=self.arn, settings=settings, sqs=clients.sqs()
-        )
-
-    def _recording(self, handler: Any) -> Any:
-        def record(event: dict[str, Any], context: Any) -> Any:
-            self.delivered += [r["body"] for r in event["Records"]]
-            return handler(event, context)
-
-        return record
-
-    def drain(self, rounds: int = 10_000) -> int:
-        """Deliver until the queue is empty (the worker's next-page tasks included); returns the number of
-        batches. Bounded: a chain that never ends fails the test instead of hanging it."""
-        poller = self.poller()
-        for batches in range(rounds):
-            if not poller.poll():
-                return batches
-        raise AssertionError(f"the fanout queue was not empty after {rounds} batches")
-
-    def send(self, bodies: Sequence[str]) -> None:
-        for body in bodies:
-            clients.sqs().send_message(QueueUrl=self.url, MessageBody=body)
+        return cls.of("FanoutQueue", "FanoutDLQ", WORKER)
 
     def tasks(self) -> list[dict[str, Any]]:
         """The tasks waiting on the queue, left there (hidden while they are counted, then visible again)."""
-        sqs = clients.sqs()
-        received: list[Any] = []
-        while page := sqs.receive_message(QueueUrl=self.url, MaxNumberOfMessages=10, VisibilityTimeout=60).get(
-            "Messages"
-        ):
-            received += page
-        for message in received:
-            sqs.change_message_visibility(
-                QueueUrl=self.url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
-            )
-        return [json.loads(m["Body"]) for m in received]
-
-    def dead_letters(self) -> list[str]:
-        messages = clients.sqs().receive_message(QueueUrl=self.dlq_url, MaxNumberOfMessages=10).get("Messages", [])
-        return [m["Body"] for m in messages]
-
-
-def queue_attributes(resolver: cfn.Resolver, logical_id: str) -> dict[Any, str]:
-    props = resolver.resolve(cfn.load()["Resources"][logical_id]["Properties"])
-    attributes = {k: str(v) for k, v in props.items() if k in ("VisibilityTimeout", "MessageRetentionPeriod")}
-    if "RedrivePolicy" in props:
-        attributes["RedrivePolicy"] = json.dumps(props["RedrivePolicy"])
-    return attributes
+        return [json.loads(body) for body in self.waiting(release=True)]
 
 
 # -- FeedTable content ---------------------------------------------------------------------------
