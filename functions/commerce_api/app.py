@@ -14,26 +14,9 @@ from shopfeed.platform import warmup
 from shopfeed.platform.http import build_resolver
 from shopfeed.platform.observability import logger, metrics
 
-app = build_resolver(
-    users.router,
-    products.router,
-    search.router,
-    reviews.router,
-    orders.router,
-    payments.router,
-    shipments.router,
-    inventory.router,
-)
-ports = (
-    bootstrap.repository,
-    bootstrap.reviews,
-    bootstrap.payments,
-    bootstrap.payment_lists,
-    bootstrap.shipments,
-    bootstrap.shipment_lists,
-    bootstrap.snapshots,
-)
-warmup.prime(*ports, accounts.accounts, resolver=app)
+ROUTERS = (products, search, reviews, orders, payments, shipments, inventory)
+app = build_resolver(users.router, *(module.router for module in ROUTERS))
+warmup.prime(*bootstrap.API_PORTS, accounts.accounts, resolver=app)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)

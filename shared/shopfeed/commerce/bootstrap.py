@@ -186,6 +186,10 @@ def snapshots() -> SnapshotQueries:
     return SnapshotQueries(api_table(), cursors())
 
 
+# What the API's routes depend on: built at init, so a container's first request finds them ready.
+API_PORTS = (repository, reviews, payments, payment_lists, shipments, shipment_lists, snapshots)
+
+
 def reset() -> None:
     """Forget every port built (tests change the environment between tests)."""
     for factory in (
