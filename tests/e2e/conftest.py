@@ -178,7 +178,14 @@ def alive(pid: int) -> bool:
 
 @pytest.fixture(scope="session")
 def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    stack = _start(tmp_path_factory.mktemp("local-stack"))
+    with running_stack(tmp_path_factory.mktemp("local-stack")) as stack:
+        yield stack
+
+
+@contextlib.contextmanager
+def running_stack(state_dir: Path) -> Iterator[LocalStack]:
+    """A local stack of its own, seeded, stopped at the end with every child process it started."""
+    stack = _start(state_dir)
     children = {name: pid for name, pid in stack.page()["processes"].items() if name != "stack"}
     stack.http.close()
     yield stack
