@@ -28,11 +28,13 @@ WARM_REQUESTS = 20
 # What each function is sent: its sample event, as sam local invoke sends it.
 EVENTS = {
     "commerce_api": "events/api/get_product.json",
+    "feed_api": "events/api/get_feed.json",
     "commerce_stream": "events/streams/commerce_outbox_order_placed.json",
     "outbox_sweeper": "events/schedules/outbox_sweep.json",
 }
 WHAT = {
     "commerce_api": "`GET /products/{product_id}`",
+    "feed_api": "`GET /feed`",
     "commerce_stream": "one outbox INSERT",
     "outbox_sweeper": "a sweep, nothing to re-drive",
 }
@@ -44,9 +46,11 @@ dynamodb = boto3.client("dynamodb")
 for name, definition in table_definitions().items():
     dynamodb.create_table(**{{k: v for k, v in definition.items() if not k.startswith("_")}})
 boto3.client("events").create_event_bus(Name="shopfeed-bench")
+queue_url = boto3.client("sqs").create_queue(QueueName="PaymentQueue")["QueueUrl"]
 arn = boto3.client("secretsmanager").create_secret(Name="CursorSecret", SecretString="b" * 48)["ARN"]
 import os
 os.environ["CURSOR_SECRET_ARN"] = arn
+os.environ["PAYMENT_QUEUE_URL"] = queue_url
 from functions.commerce_api.app import lambda_handler
 from tests.support.client import LambdaContext
 event = json.load(open("events/api/create_product.json"))
@@ -57,9 +61,10 @@ assert answer["statusCode"] in (201, 409), answer
 # Each request kind once, so the moto server's own first-call costs stay out of the measurement.
 from functions.commerce_stream.app import lambda_handler as relay
 from functions.outbox_sweeper.app import lambda_handler as sweep
-for handler, sample in [(lambda_handler, {api!r}), (relay, {stream!r}), (sweep, {sweeper!r})]:
+from functions.feed_api.app import lambda_handler as feed
+for handler, sample in [(lambda_handler, {api!r}), (relay, {stream!r}), (sweep, {sweeper!r}), (feed, {feed!r})]:
     handler(json.load(open(sample)), LambdaContext())
-print(arn)
+print(arn, queue_url)
 """
 
 _CHILD = """
@@ -185,6 +190,7 @@ def _environment(endpoint: str) -> dict[str, str]:
         "AWS_REGION": "us-east-1",
         "AWS_DEFAULT_REGION": "us-east-1",
         "COMMERCE_TABLE_NAME": "CommerceTable",
+        "FEED_TABLE_NAME": "FeedTable",
         "EVENT_BUS_NAME": "shopfeed-bench",
         "POWERTOOLS_SERVICE_NAME": "shopfeed",
         "POWERTOOLS_METRICS_NAMESPACE": "shopfeed",
@@ -220,10 +226,13 @@ def measure(rounds: int = 5) -> FirstRequests:
     with _moto_server() as endpoint:
         environment = _environment(endpoint)
         seed = _SEED.format(
-            api=EVENTS["commerce_api"], stream=EVENTS["commerce_stream"], sweeper=EVENTS["outbox_sweeper"]
+            api=EVENTS["commerce_api"],
+            stream=EVENTS["commerce_stream"],
+            sweeper=EVENTS["outbox_sweeper"],
+            feed=EVENTS["feed_api"],
         )
-        secret_arn = _run(seed, environment).strip().splitlines()[-1]
-        environment["CURSOR_SECRET_ARN"] = secret_arn
+        secret_arn, queue_url = _run(seed, environment).strip().splitlines()[-1].split()
+        environment |= {"CURSOR_SECRET_ARN": secret_arn, "PAYMENT_QUEUE_URL": queue_url}
         rows = [Row(name, primed) for name in EVENTS for primed in (True, False)]
         for _ in range(rounds):
             for row in rows:

@@ -1,5 +1,6 @@
 """Feed domain objects for tests, valid by default: each test states only what it is about."""
 
+import re
 from datetime import datetime, timedelta
 
 from shopfeed.feed.models import Delivery, Follow, Post, Profile
@@ -11,13 +12,18 @@ def profile(user_id: str = "U100", handle: str | None = None, followers: int = 0
     at = iso(EARLIER)
     return Profile(
         user_id=user_id,
-        handle=handle or f"user_{user_id.lower()}",
+        handle=handle or handle_of(user_id),
         display_name=f"User {user_id}",
         created_at=at,
         updated_at=at,
         version=1,
         followers_count=followers,
     )
+
+
+def handle_of(user_id: str) -> str:
+    """The handle the builders give a user: valid for any user id (a handle is ``[a-z0-9_]``)."""
+    return "user_" + re.sub(r"[^a-z0-9_]", "_", user_id.lower())
 
 
 def post(
@@ -30,7 +36,7 @@ def post(
     return Post(
         post_id=new_id(at),
         author_id=author_id,
-        author_handle=f"user_{author_id.lower()}",  # the handle profile() gives the author
+        author_handle=handle_of(author_id),  # the handle profile() gives the author
         text=text,
         tags=tags,
         created_at=iso(at),
