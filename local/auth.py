@@ -243,7 +243,8 @@ def _check_times(claims: Mapping[str, Any]) -> None:
 
 
 def _claim_text(value: Any) -> str:
-    # HTTP API hands claims to Lambda as strings; arrays become "[a b]" (identity.py parses it).
+    # HTTP API hands claims to Lambda as strings; arrays become "[a b]" (identity.py reads groups from the
+    # token itself, where that form is ambiguous).
     if isinstance(value, list):
         return "[" + " ".join(str(v) for v in value) + "]"
     if isinstance(value, bool):

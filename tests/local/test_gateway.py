@@ -18,6 +18,7 @@ from local.gateway import ApiGateway, HttpRequest, HttpResponse, RouteTable, htt
 from local.lambdas import LocalFunction
 from local.schedules import Scheduler
 from local.server import LocalPages, LocalServer
+from shopfeed.platform.http import caller_from_event
 
 ISSUER = issuer_for(3000)
 
@@ -265,3 +266,25 @@ def test_the_server_speaks_http_for_the_api_and_the_local_pages(
     assert openapi.json()["servers"] == [{"url": server, "description": "local stack"}]
     assert "/__local/openapi.json" in docs.text
     assert jwks.json()["keys"][0]["kty"] == "RSA"
+
+
+@pytest.mark.parametrize(
+    ("groups", "expected"),
+    [
+        pytest.param(["readers admin"], set(), id="space-in-a-name"),
+        pytest.param(["readers,admin"], {"readers,admin"}, id="comma-in-a-name"),
+        pytest.param(["[admin]"], {"[admin]"}, id="brackets-in-a-name"),
+        pytest.param(["admin "], set(), id="trailing-space"),
+        pytest.param(["ops-viewers,ops"], {"ops-viewers,ops"}, id="ops-by-comma"),
+        pytest.param(["readers", "admin"], {"readers", "admin"}, id="two-groups"),
+    ],
+)
+def test_a_group_name_grants_exactly_itself_through_the_authorizer(
+    gateway: ApiGateway, echo: EchoFunction, key: SigningKey, groups: list[str], expected: set[str]
+) -> None:
+    # given an issuer-signed token whose group names hold other names
+    token = key.mint(ISSUER, "U100", groups)
+    # when the authorizer has verified it and stringified its claims
+    gateway.handle(HttpRequest("GET", "/products", [("Authorization", f"Bearer {token}")]))
+    # then the function reads each group as the one name it is
+    assert caller_from_event(echo.last).groups == expected

@@ -2,7 +2,9 @@
 
 from typing import Any
 
+import jwt
 import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
 
 from shopfeed.platform.errors import Forbidden, Unauthenticated, UnusableSubject
 from shopfeed.platform.identity import ADMIN, OPS, Caller, caller_from_request_context
@@ -38,8 +40,6 @@ def test_a_request_without_a_subject_is_unauthenticated(context: dict[str, Any])
     [
         pytest.param(["admin", "ops"], id="list"),
         pytest.param("[admin ops]", id="http-api-bracketed-string"),
-        pytest.param("admin,ops", id="comma-string"),
-        pytest.param("[admin, ops]", id="bracketed-comma-string"),
     ],
 )
 def test_groups_are_read_in_every_shape_authorizers_send(groups: object) -> None:
@@ -47,6 +47,72 @@ def test_groups_are_read_in_every_shape_authorizers_send(groups: object) -> None
     assert caller.groups == {ADMIN, OPS}
     assert caller.is_admin
     assert caller.is_ops
+
+
+@pytest.mark.parametrize(
+    "groups",
+    [
+        pytest.param(["readers,admin"], id="comma-in-a-name"),
+        pytest.param(["readers admin"], id="space-in-a-name"),
+        pytest.param(["[admin]"], id="brackets-in-a-name"),
+        pytest.param(["admin "], id="trailing-space"),
+        pytest.param([" admin"], id="leading-space"),
+        pytest.param(["admin\u200b"], id="invisible-character"),
+        pytest.param(["Admin"], id="other-case"),
+        pytest.param(["a" * 129], id="too-long"),
+        pytest.param([["admin"]], id="nested-array"),
+        pytest.param("[readers,admin]", id="string-comma-in-a-name"),
+        pytest.param("[[admin]]", id="string-brackets-in-a-name"),
+        pytest.param("[admin ]", id="string-trailing-space"),
+        pytest.param("[readers  admin]", id="string-doubled-space"),
+        pytest.param("readers,admin", id="string-comma-list"),
+        pytest.param("readers admin", id="string-unbracketed-space"),
+        pytest.param("[admin, readers]", id="string-comma-space-list"),
+        pytest.param({"admin": True}, id="object"),
+    ],
+)
+def test_a_group_claim_that_is_not_well_formed_grants_nothing(groups: object) -> None:
+    caller = caller_from_request_context(context_with({"sub": "U1", "cognito:groups": groups}))
+    assert (caller.is_admin, caller.is_ops) == (False, False)
+
+
+def test_a_name_holding_another_groups_name_is_only_itself() -> None:
+    listed = caller_from_request_context(context_with({"sub": "U1", "cognito:groups": ["ops", "readers,admin"]}))
+    as_the_authorizer_writes_it = caller_from_request_context(
+        context_with({"sub": "U1", "cognito:groups": "[ops readers,admin]"})
+    )
+    assert listed.groups == as_the_authorizer_writes_it.groups == {"ops", "readers,admin"}
+    assert (listed.is_ops, listed.is_admin) == (True, False)
+
+
+def bearer(claims: dict[str, Any]) -> str:
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return "Bearer " + jwt.encode(claims, key, algorithm="RS256")
+
+
+def stringified(claims: dict[str, Any]) -> dict[str, Any]:
+    """The claims as HTTP API's authorizer hands them on: arrays joined by spaces in brackets."""
+    return {k: "[" + " ".join(v) + "]" if isinstance(v, list) else str(v) for k, v in claims.items()}
+
+
+def test_groups_come_from_the_verified_token_where_its_string_form_is_ambiguous() -> None:
+    # given: one group whose name has a space; the authorizer writes it as it would write two groups
+    claims = {"sub": "U1", "iat": 1_700_000_000, "exp": 1_700_003_600, "cognito:groups": ["readers admin"]}
+    # when
+    caller = caller_from_request_context(context_with(stringified(claims)), bearer(claims))
+    # then
+    assert stringified(claims)["cognito:groups"] == "[readers admin]"
+    assert (caller.is_admin, caller.groups) == (False, frozenset())
+
+
+def test_the_tokens_groups_count_only_when_it_is_the_token_the_claims_came_from() -> None:
+    verified = {"sub": "U1", "iat": 1_700_000_000, "exp": 1_700_003_600, "cognito:groups": ["ops"]}
+    other = verified | {"sub": "U2", "cognito:groups": ["admin"]}
+    # when: a header holding another token than the one the authorizer verified
+    caller = caller_from_request_context(context_with(stringified(verified)), bearer(other))
+    # then
+    assert caller.groups == {"ops"}
+    assert caller_from_request_context(context_with(stringified(verified)), "Bearer not-a-token").groups == {"ops"}
 
 
 def test_a_plain_groups_claim_is_read_when_there_is_no_cognito_one() -> None:

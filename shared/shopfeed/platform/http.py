@@ -93,7 +93,7 @@ def build_resolver(*routers: Router) -> APIGatewayHttpResolver:
         # among them). Every route is authenticated, so an anonymous request gets 401, not the schema.
         def problem(error: E) -> Response[Any]:
             try:
-                caller_from_request_context(app.current_event.raw_event.get("requestContext") or {})
+                caller_from_event(app.current_event.raw_event)
             except (Unauthenticated, UnusableSubject) as refused:
                 return _domain_problem(refused)
             return answer(error)
@@ -109,8 +109,13 @@ def build_resolver(*routers: Router) -> APIGatewayHttpResolver:
     return app
 
 
+def caller_from_event(event: Mapping[str, Any]) -> Caller:
+    headers = event.get("headers") or {}
+    return caller_from_request_context(event.get("requestContext") or {}, headers.get("authorization"))
+
+
 def current_caller(request: Request) -> Caller:
-    return caller_from_request_context(request.resolved_event.raw_event.get("requestContext") or {})
+    return caller_from_event(request.resolved_event.raw_event)
 
 
 CurrentCaller = Annotated[Caller, Depends(current_caller)]

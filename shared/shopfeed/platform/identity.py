@@ -1,5 +1,7 @@
 """Who is calling: the JWT claims API Gateway's authorizer verified, read from the request context."""
 
+import base64
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -44,14 +46,72 @@ class Caller:
             raise Forbidden(action)
 
 
-def _groups(claims: Mapping[str, Any]) -> frozenset[str]:
-    raw = claims.get("cognito:groups", claims.get("groups"))
+# Cognito's rule for a group name: 1 to 128 characters, none of them white space. A name that breaks it
+# is never a group here (it grants nothing), so names are compared exactly and never taken apart.
+MAX_GROUP_NAME_LENGTH = 128
+
+
+def _group_name(value: object) -> str | None:
+    if not isinstance(value, str) or not 1 <= len(value) <= MAX_GROUP_NAME_LENGTH:
+        return None
+    if not value.isprintable() or any(character.isspace() for character in value):
+        return None
+    return value
+
+
+def _groups_from_claim(raw: object) -> frozenset[str]:
+    """The groups of one claim, an array or HTTP API's string form of one.
+
+    HTTP API JWT authorizers hand an array claim to Lambda as one string: its elements joined by single
+    spaces inside one pair of brackets, "[admin ops]". That form is read exactly as it is written: one
+    pair of brackets taken off, split on single spaces. A claim that is not of that form (a comma, a
+    doubled or trailing space, no brackets around several names) grants nothing, and neither does an
+    element that is not a well-formed group name ("readers,admin" is one name, and it is not admin).
+    """
     if raw is None:
         return frozenset()
     if isinstance(raw, list | tuple):
-        return frozenset(str(g) for g in raw)
-    # HTTP API JWT authorizers hand array claims to Lambda as one string: "[admin ops]".
-    return frozenset(part for part in str(raw).strip("[]").replace(",", " ").split() if part)
+        elements: list[object] = list(raw)
+    elif isinstance(raw, str):
+        if raw in ("", "[]"):
+            return frozenset()
+        # A plain string claim is a single group; the bracketed form is the authorizer's array.
+        elements = list(raw[1:-1].split(" ")) if raw.startswith("[") and raw.endswith("]") else [raw]
+        if any(_group_name(element) is None for element in elements):
+            return frozenset()
+    else:
+        return frozenset()
+    return frozenset(name for element in elements if (name := _group_name(element)) is not None)
+
+
+def _token_claims(authorization: str | None) -> dict[str, Any] | None:
+    """The payload of the bearer token API Gateway's authorizer verified, or None.
+
+    The authorizer stringifies array claims, and a string form cannot tell one group named "readers admin"
+    from two groups. The token itself still holds the array: its signature was checked by the authorizer
+    (this header is its identity source), so its payload is decoded here without checking it again.
+    """
+    if not authorization:
+        return None
+    token = authorization.removeprefix("Bearer ").removeprefix("bearer ").strip()
+    parts = token.split(".")
+    if len(parts) != 3:  # header.payload.signature
+        return None
+    try:
+        payload = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+    except ValueError:
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def _groups(claims: Mapping[str, Any], authorization: str | None) -> frozenset[str]:
+    name = "cognito:groups" if "cognito:groups" in claims else "groups"
+    token = _token_claims(authorization)
+    # The token is the one whose claims these are only when it names the same subject, issued at the
+    # same instant and valid until the same one (the authorizer passes them as strings).
+    if token is not None and all(str(token.get(c)) == str(claims.get(c)) for c in ("sub", "iat", "exp")):
+        return _groups_from_claim(token.get(name))
+    return _groups_from_claim(claims.get(name))
 
 
 def _verified_email(claims: Mapping[str, Any]) -> str | None:
@@ -62,9 +122,10 @@ def _verified_email(claims: Mapping[str, Any]) -> str | None:
     return email if 3 <= len(email) <= 254 and "@" in email else None
 
 
-def caller_from_request_context(request_context: Mapping[str, Any]) -> Caller:
+def caller_from_request_context(request_context: Mapping[str, Any], authorization: str | None = None) -> Caller:
     """The caller of an API Gateway payload-2.0 request; 401 without verified claims, 403 for a subject
-    that cannot be a user id.
+    that cannot be a user id. ``authorization`` is the request's Authorization header, the token the
+    authorizer verified: its groups are read from it as the array they are.
 
     API Gateway rejects anonymous requests before Lambda runs, but the function must not depend on
     that: a route wired without the authorizer would otherwise serve everyone.
@@ -76,4 +137,4 @@ def caller_from_request_context(request_context: Mapping[str, Any]) -> Caller:
     problem = subject_problem(str(subject))
     if problem:
         raise UnusableSubject(problem)
-    return Caller(user_id=str(subject), groups=_groups(claims), verified_email=_verified_email(claims))
+    return Caller(user_id=str(subject), groups=_groups(claims, authorization), verified_email=_verified_email(claims))
