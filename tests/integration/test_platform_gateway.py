@@ -230,3 +230,18 @@ def test_a_merged_cursor_is_refused_by_another_scope_or_another_set_of_sources(t
         merged_page(table, CODEC, "another", sources, 1, cursor)
     with pytest.raises(InvalidCursor):
         merged_page(table, CODEC, "merged", sources[:1], 1, cursor)
+
+
+def test_a_merged_cursor_holds_one_watermark_whatever_the_sources_keys(table: dynamo.Table) -> None:
+    # given: 40 sources whose partition keys are long, two items each
+    sources = [Source(dynamo.BASE_TABLE, f"TEST#{n:02d}{'x' * 300}") for n in range(40)]
+    for n in range(40):
+        for k in range(2):
+            table.put_if_absent(item(f"{n:02d}{'x' * 300}", f"2026-03-05T10:{k:02d}:{n:02d}.000Z#{n}"))
+    # when
+    pages = merged_all(table, sources, 7, newest_first=True)
+    # then: every item once, and no cursor longer than a sort key and a digit per four sources need
+    assert sum(map(len, pages)) == 80
+    _, cursor = merged_page(table, CODEC, "merged", sources, 7, None)
+    assert cursor is not None
+    assert len(cursor) < 200

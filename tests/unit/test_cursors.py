@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from shopfeed.feed import repository
 from shopfeed.platform.config import CursorSettings
 from shopfeed.platform.cursors import CursorCodec, signing_key
 from shopfeed.platform.errors import InvalidCursor
@@ -79,3 +80,17 @@ def test_the_signing_key_comes_from_the_configured_secret() -> None:
 def test_a_missing_signing_secret_is_a_configuration_error() -> None:
     with pytest.raises(RuntimeError, match="CURSOR_SECRET"):
         signing_key(CursorSettings())
+
+
+def test_a_home_cursor_stays_under_its_bound_for_the_longest_ids_and_the_most_celebrities() -> None:
+    # given: a reader and 64 celebrities whose ids are 255 bytes of four-byte characters
+    longest = "\U0001f600" * 63 + "abc"
+    assert len(longest.encode()) == 255
+    state = {
+        "a": "A" * 8 * repository.MAX_MERGED_AUTHORS,
+        "m": {"w": f"2026-03-05T10:00:00.000000Z#{'0' * 26}", "x": "f" * 17},
+    }
+    # when
+    cursor = codec.encode(f"home-feed:{longest}", state)
+    # then
+    assert len(cursor) <= repository.MAX_HOME_CURSOR_LENGTH <= 4096

@@ -6,6 +6,8 @@ domain errors right here, reading the reasons by label; owns the pagination curs
 data model.)
 """
 
+import base64
+import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
@@ -19,7 +21,7 @@ from shopfeed.platform.dynamo import BASE_TABLE, Transaction, Update
 from shopfeed.platform.errors import AlreadyExists, InvalidCursor, NotFound, StaleVersion
 from shopfeed.platform.idempotency import Created, IdempotentRequest, Snapshot
 from shopfeed.platform.models import Page
-from shopfeed.platform.pagination import Source, merged_page, query_page
+from shopfeed.platform.pagination import Source, merge, merged_page, query_page
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
@@ -38,9 +40,30 @@ POST_SNAPSHOT: Final = Snapshot(Post, version=1)
 # merged, the most recently active first (one Query each per page), among at most MAX_PULL_AUTHORS
 # authors with pulled posts in the retention window (their follow edges are checked with
 # BatchGetItem, 100 keys a call).
-MAX_MERGED_AUTHORS: Final = 20
+MAX_MERGED_AUTHORS: Final = 64
 MAX_PULL_AUTHORS: Final = 1000
 _KEYS_PER_BATCH_GET: Final = 100  # DynamoDB's limit
+# A home feed cursor: the scope (its user id JSON-escaped, at most 756 characters), the merge's watermark
+# (a feed sort key, under 100 characters), a hex digit per four sources and 8 characters per author, as
+# base64 with the signature. The bound leaves room below the 4,096 characters the API takes.
+MAX_HOME_CURSOR_LENGTH: Final = 2400
+_PRINT_LENGTH: Final = 8
+_GONE_PRINT: Final = "~" * _PRINT_LENGTH  # never a fingerprint (base64url has no "~")
+
+
+def _is_home_position(state: Any) -> bool:
+    return (
+        isinstance(state, dict)
+        and isinstance(state.get("a"), str)
+        and len(state["a"]) % _PRINT_LENGTH == 0
+        and isinstance(state.get("m"), dict)
+    )
+
+
+def _author_print(author_id: str) -> str:
+    """48 bits of the author id's BLAKE2b digest, base64url: among the registry's at most 1,000 authors
+    a collision is about one chance in 10^9 per page (and would merge one more celebrity's public posts)."""
+    return base64.urlsafe_b64encode(hashlib.blake2b(author_id.encode(), digest_size=6).digest()).decode()
 
 
 class FeedRepository:
@@ -202,26 +225,38 @@ class FeedRepository:
         """My feed partition merged with the pulled posts of the celebrities I follow, newest first,
         then the page's posts read in one BatchGetItem (entries are small references).
 
-        The set of celebrities is fixed on the first page and travels in the cursor, so every page of
-        one walk merges the same sources: a celebrity appearing mid-walk cannot shift positions. A post
-        deleted after its entry was listed is skipped (its entry's removal may lag behind).
+        The celebrities are chosen on the first page and travel in the cursor as 48-bit fingerprints
+        (8 characters each), found again in the pull-author registry on later pages: every page of one
+        walk merges the same sources without checking follow edges again, and the cursor stays bounded
+        (MAX_HOME_CURSOR_LENGTH) however long the authors' ids. A post deleted after its entry was
+        listed is skipped (its entry's removal may lag behind).
         """
         scope = f"home-feed:{user_id}"
         state = self._cursors.decode(scope, cursor)
         if state is None:
-            authors, merge_cursor = self._followed_pull_authors(user_id), None
-        elif isinstance(state, dict) and isinstance(state.get("a"), list) and isinstance(state.get("m"), str):
-            authors, merge_cursor = [str(a) for a in state["a"]], state["m"]
+            authors: list[str | None] = list(self._followed_pull_authors(user_id))
+            position = None
+        elif _is_home_position(state):
+            authors, position = self._authors_by_print(state["a"]), state["m"]
         else:
             raise InvalidCursor()
         sources = [
             Source(BASE_TABLE, keys.feed_partition(user_id)),
-            *(Source(keys.PULLED_POSTS_BY_AUTHOR, keys.user_partition(author)) for author in authors),
+            *(None if a is None else Source(keys.PULLED_POSTS_BY_AUTHOR, keys.user_partition(a)) for a in authors),
         ]
-        found, next_merge = merged_page(self._table, self._cursors, f"{scope}:merge", sources, limit, merge_cursor)
+        found, next_position = merge(self._table, sources, limit, position)
         posts = self._posts([items.feed_entry_from(i) for i in found])
-        next_cursor = self._cursors.encode(scope, {"a": authors, "m": next_merge}) if next_merge else None
+        next_cursor = None
+        if next_position is not None:
+            prints = "".join(_author_print(a) if a is not None else _GONE_PRINT for a in authors)
+            next_cursor = self._cursors.encode(scope, {"a": prints, "m": next_position})
         return Page(items=posts, next_cursor=next_cursor)
+
+    def _authors_by_print(self, prints: str) -> list[str | None]:
+        """The authors a walk's cursor names, in its order; None for one no longer in the registry
+        (no pulled post left in the window: nothing of theirs remains to merge)."""
+        registered = {_author_print(a.author_id): a.author_id for a in self._recent_pull_authors()}
+        return [registered.get(prints[n : n + _PRINT_LENGTH]) for n in range(0, len(prints), _PRINT_LENGTH)]
 
     def _followed_pull_authors(self, user_id: str) -> list[str]:
         """Authors with pulled posts in the retention window whom ``user_id`` follows, most recently

@@ -2,10 +2,14 @@
 
 ``query_page`` reads one partition of one index. ``merged_page`` reads several partitions at once
 (the write shards of a hot index, or a timeline and the partitions of the authors it follows) and
-merges them by sort key, k-way: one Query per source still holding items, one cursor remembering, per source,
-the last item a page consumed or that the source is exhausted, so the next page resumes each one
-exactly. Items compare by their source's sort key, so sources merged together must share its format
-(for example ``<ISO time>#<id>``).
+merges them by sort key, k-way: one Query per source still holding items. Its cursor is a watermark,
+not a position per source: a page ends at the sort key of its last item, so the next page is every
+source's items beyond it (one key condition each), plus a bit per source that is exhausted. The cursor
+is so bounded whatever the sources' keys: the one sort key, and a hex digit per four sources.
+
+Items compare by their source's sort key, so sources merged together must share its format, and a sort
+key must name one item across the merge (``<ISO time>#<id>`` does): an item found in two sources (a
+post both fanned out and pulled) is given once.
 """
 
 from collections.abc import Callable, Sequence
@@ -18,7 +22,8 @@ from shopfeed.platform import dynamo
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.errors import InvalidCursor
 
-_DONE: Final = "done"
+_WATERMARK: Final = "w"
+_EXHAUSTED: Final = "x"
 
 
 def query_page(
@@ -83,34 +88,64 @@ def merged_page(
 ) -> tuple[list[dynamo.Item], str | None]:
     """Up to ``limit`` items of every source merged by sort key (descending if ``newest_first``),
     and the one cursor of the next page. The sources' order must not change between pages: the
-    cursor knows them by position. Raises InvalidCursor.
+    cursor knows the exhausted ones by position. Raises InvalidCursor.
     """
-    positions: dict[str, Any] = codec.decode(scope, cursor) or {str(n): None for n in range(len(sources))}
-    if not isinstance(positions, dict) or set(positions) != {str(n) for n in range(len(sources))}:
-        raise InvalidCursor()  # signed by us, but for another set of sources
-    candidates: list[tuple[str, str, dict[str, Any]]] = []
-    exhausted: dict[str, bool] = {}
-    for name, position in positions.items():
-        if position == _DONE:
-            continue
-        source = sources[int(name)]
-        response = table.query(
-            source.index, source.partition, forward=not newest_first, limit=limit + 1, start=position
-        )
-        exhausted[name] = "LastEvaluatedKey" not in response
-        candidates += [(raw[source.index.sort_key]["S"], name, raw) for raw in response["Items"]]
+    found, position = merge(table, sources, limit, codec.decode(scope, cursor), newest_first=newest_first)
+    return found, None if position is None else codec.encode(scope, position)
 
-    candidates.sort(key=lambda candidate: candidate[0], reverse=newest_first)
-    page, rest = candidates[:limit], candidates[limit:]
-    next_positions = dict(positions)
-    for _, name, raw in page:
-        next_positions[name] = {attribute: raw[attribute] for attribute in sources[int(name)].index.position_attributes}
-    left_over = {name for _, name, _ in rest}
-    for name, done in exhausted.items():
-        if done and name not in left_over:
-            next_positions[name] = _DONE
-    more = any(position != _DONE for position in next_positions.values())
-    return (
-        [dynamo.deserialize(raw) for _, _, raw in page],
-        codec.encode(scope, next_positions) if more else None,
-    )
+
+def merge(
+    table: dynamo.Table,
+    sources: Sequence[Source | None],
+    limit: int,
+    position: Any,
+    *,
+    newest_first: bool = True,
+) -> tuple[list[dynamo.Item], dict[str, str] | None]:
+    """``merged_page`` without the cursor's signature, for a pager whose cursor holds more than the
+    merge (the sources it chose on its first page). A source that is None has nothing left to read. Raises
+    InvalidCursor for a position that is not a merge's."""
+    watermark, exhausted = _merge_position(position, len(sources))
+    beyond: Callable[[Key], ConditionBase] | None = None
+    if watermark is not None:
+        beyond = (lambda sk: sk.lt(watermark)) if newest_first else (lambda sk: sk.gt(watermark))
+    candidates: dict[str, tuple[int, dict[str, Any]]] = {}
+    drained: set[int] = set()
+    for number, source in enumerate(sources):
+        if source is None or number in exhausted:
+            drained.add(number)
+            continue
+        response = table.query(source.index, source.partition, where=beyond, forward=not newest_first, limit=limit + 1)
+        if "LastEvaluatedKey" not in response:
+            drained.add(number)
+        for raw in response["Items"]:
+            candidates.setdefault(raw[source.index.sort_key]["S"], (number, raw))
+
+    ordered = sorted(candidates.items(), key=lambda candidate: candidate[0], reverse=newest_first)
+    page, rest = ordered[:limit], ordered[limit:]
+    # A source is exhausted once DynamoDB said so and the page took every item it answered.
+    exhausted |= drained - {number for _, (number, _) in rest}
+    more = bool(rest) or len(exhausted) < len(sources)
+    next_position = {_WATERMARK: page[-1][0], _EXHAUSTED: _bits(exhausted)} if more and page else None
+    return [dynamo.deserialize(raw) for _, (_, raw) in page], next_position
+
+
+def _merge_position(position: Any, sources: int) -> tuple[str | None, set[int]]:
+    if position is None:
+        return None, set()
+    if not isinstance(position, dict) or set(position) != {_WATERMARK, _EXHAUSTED}:
+        raise InvalidCursor()
+    watermark, bits = position[_WATERMARK], position[_EXHAUSTED]
+    if not isinstance(watermark, str) or not isinstance(bits, str):
+        raise InvalidCursor()
+    try:
+        mask = int(bits, 16) if bits else 0
+    except ValueError:
+        raise InvalidCursor() from None
+    if mask >> sources:
+        raise InvalidCursor()  # signed by us, but for more sources than these
+    return watermark, {n for n in range(sources) if mask >> n & 1}
+
+
+def _bits(numbers: set[int]) -> str:
+    return format(sum(1 << n for n in numbers), "x")
