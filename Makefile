@@ -106,8 +106,8 @@ format: $(VENV)/.synced
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-openapi: $(VENV)/.synced  ## regenerate docs/openapi.json from the routes
-	$(PY) -m local.openapi > docs/openapi.json
+openapi: $(VENV)/.synced  ## regenerate docs/openapi.json and the README's route table from the routes
+	$(PY) -m local.openapi docs/openapi.json
 
 # Lambda's /opt and /var/task are read-only: without .pyc files every cold start compiles every module
 # again (measured ~0.9 s for commerce_api). Same Python (3.13) as the runtime; hash-based pycs stay

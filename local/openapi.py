@@ -1,13 +1,17 @@
-"""Generate the OpenAPI document from the code (``make openapi`` writes docs/openapi.json).
+"""Generate the OpenAPI document from the code (``make openapi`` writes docs/openapi.json and the
+README's route table).
 
 Each HTTP function's resolver describes its own routes (Powertools event handler); this merges them
 into one document for the one API, adds the bearer-token scheme and the problem+json schema.
-A test regenerates it and fails when the committed file drifts from the routes.
+Tests regenerate both and fail when a committed copy drifts from the routes: a new route is listed
+in the README by running ``make openapi``, never by hand.
 """
 
 import importlib
 import json
+import re
 import sys
+from pathlib import Path
 from typing import Any
 
 from local import cfn
@@ -95,5 +99,44 @@ def render() -> str:
     return json.dumps(document(), indent=2, sort_keys=True) + "\n"
 
 
+# -- the README's route table ------------------------------------------------------------------------
+
+README = cfn.ROOT / "README.md"
+TABLE_START = "<!-- routes: generated from docs/openapi.json by `make openapi` -->"
+TABLE_END = "<!-- /routes -->"
+
+
+_METHOD_ORDER = ("get", "post", "put", "patch", "delete")
+
+
+def route_table(spec: dict[str, Any]) -> str:
+    """One row per operation, by path: the route, what its summary says, the headers it requires and
+    its page size (default, and maximum)."""
+    rows = ["| route | what | needs | page |", "|---|---|---|---|"]
+    for path, methods in sorted(spec["paths"].items()):
+        for method, operation in sorted(methods.items(), key=lambda m: _METHOD_ORDER.index(m[0])):
+            parameters = {p["name"].lower(): p for p in operation.get("parameters", [])}
+            needs = [h.title() for h in ("idempotency-key", "if-match") if parameters.get(h, {}).get("required")]
+            limit = parameters.get("limit", {}).get("schema", {})
+            page = f"{limit['default']} (≤ {int(limit['maximum'])})" if {"default", "maximum"} <= limit.keys() else ""
+            summary = operation.get("summary", "").replace("|", "\\|")
+            rows.append(f"| `{method.upper()} {path}` | {summary} | {', '.join(f'`{n}`' for n in needs)} | {page} |")
+    return "\n".join(rows) + "\n"
+
+
+def with_route_table(readme: str, spec: dict[str, Any]) -> str:
+    """The README with its route table replaced by the one ``spec`` gives."""
+    pattern = re.compile(re.escape(TABLE_START) + r"\n.*?" + re.escape(TABLE_END), re.DOTALL)
+    if not pattern.search(readme):
+        raise ValueError(f"README.md has no {TABLE_START} ... {TABLE_END} block")
+    return pattern.sub(lambda _: f"{TABLE_START}\n{route_table(spec)}{TABLE_END}", readme)
+
+
+def write(openapi: Path, readme: Path = README) -> None:
+    text = render()
+    openapi.write_text(text)
+    readme.write_text(with_route_table(readme.read_text(), json.loads(text)))
+
+
 if __name__ == "__main__":
-    sys.stdout.write(render())
+    write(Path(sys.argv[1]) if len(sys.argv) > 1 else cfn.ROOT / "docs" / "openapi.json")
