@@ -7,6 +7,7 @@ import pytest
 from shopfeed.feed import items, keys, stream
 from shopfeed.feed.fanout import FanoutAction, FanoutTask
 from shopfeed.feed.models import Delivery
+from shopfeed.platform import queues
 from shopfeed.platform.counters import Increment
 from shopfeed.platform.streams import ChangeKind, ItemChange
 from tests.unit import feed_builders
@@ -35,7 +36,7 @@ def test_a_fanout_post_written_or_removed_makes_its_task(kind: ChangeKind, actio
     # given
     item = post_item()
     # when
-    tasks, failures = stream.fanout_tasks([change(kind, item)])
+    tasks, failures = queues.tasks_of([change(kind, item)], stream.fanout_task)
     # then
     post = items.post_from(item)
     assert tasks == {"1": FanoutTask(action=action, entry=items.entry_of(post))}
@@ -44,12 +45,12 @@ def test_a_fanout_post_written_or_removed_makes_its_task(kind: ChangeKind, actio
 
 @pytest.mark.parametrize("kind", [ChangeKind.INSERT, ChangeKind.REMOVE])
 def test_a_pulled_post_makes_no_task(kind: ChangeKind) -> None:
-    assert stream.fanout_tasks([change(kind, post_item(Delivery.PULL))]) == ({}, {})
+    assert queues.tasks_of([change(kind, post_item(Delivery.PULL))], stream.fanout_task) == ({}, {})
 
 
 def test_a_post_modified_by_its_counters_makes_no_task_and_counts_nothing() -> None:
     modified = change(ChangeKind.MODIFY, post_item())
-    assert stream.fanout_tasks([modified]) == ({}, {})
+    assert queues.tasks_of([modified], stream.fanout_task) == ({}, {})
     assert stream.counted(modified) == []
 
 
@@ -57,7 +58,7 @@ def test_an_unreadable_post_fails_its_record() -> None:
     # given
     item = {k: v for k, v in post_item().items() if k != "author_id"}
     # when
-    tasks, failures = stream.fanout_tasks([change(ChangeKind.INSERT, item)])
+    tasks, failures = queues.tasks_of([change(ChangeKind.INSERT, item)], stream.fanout_task)
     # then
     assert tasks == {}
     assert list(failures) == ["1"]

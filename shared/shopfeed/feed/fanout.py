@@ -35,7 +35,6 @@ from shopfeed.platform.observability import logger, metrics
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
-    from mypy_boto3_sqs import SQSClient
 
 PAGE_SIZE: Final = FANOUT_PAGE_SIZE
 
@@ -86,16 +85,8 @@ class FanoutStore(Protocol):
         ...
 
 
-class TaskQueue(Protocol):
-    """The fanout queue (SqsTaskQueue, or an in-memory fake)."""
-
-    def send(self, tasks: Sequence[FanoutTask]) -> dict[int, str]:
-        """Enqueue ``tasks``; returns why each refused one failed, by its position in ``tasks``."""
-        ...
-
-
-class TasksNotQueued(Exception):
-    """The queue refused a task: the message (or stream record) that made it fails and comes back."""
+TaskQueue = queues.TaskQueue[FanoutTask]
+"""The fanout queue (``platform.queues``, or an in-memory fake)."""
 
 
 @dataclass(frozen=True)
@@ -132,21 +123,10 @@ def _continue(task: FanoutTask, page: FollowerPage, queue: TaskQueue) -> None:
     # After the writes, never before: if this invocation fails, its message comes back and the chain
     # goes on from here, instead of a second chain running from the next page on.
     if page.next_page is not None and (refused := queue.send([task.at(page.next_page)])):
-        raise TasksNotQueued(refused[0])
+        raise queues.TaskNotQueued(refused[0])
 
 
 # -- adapters ------------------------------------------------------------------------------------
-
-
-class SqsTaskQueue:
-    """The fanout queue in SQS: one message per task, its body the task as JSON."""
-
-    def __init__(self, client: "SQSClient", queue_url: str) -> None:
-        self._client = client
-        self._queue_url = queue_url
-
-    def send(self, tasks: Sequence[FanoutTask]) -> dict[int, str]:
-        return queues.send_all(self._client, self._queue_url, [task.model_dump_json() for task in tasks])
 
 
 class FanoutRepository:
@@ -206,13 +186,13 @@ class FanoutRepository:
 # -- composition ---------------------------------------------------------------------------------
 
 
-def task_queue(config: FanoutSettings) -> SqsTaskQueue:
+def task_queue(config: FanoutSettings) -> TaskQueue:
     """The fanout queue as the worker and the stream consumer use it in AWS. Cheap to call per batch:
     the clients are made once per container by their factories."""
-    return SqsTaskQueue(clients.sqs(), config.fanout_queue_url)
+    return queues.SqsTaskQueue(clients.sqs(), config.fanout_queue_url)
 
 
-def ports(config: FanoutSettings) -> tuple[FanoutRepository, SqsTaskQueue]:
+def ports(config: FanoutSettings) -> tuple[FanoutRepository, TaskQueue]:
     """The worker's table and queue."""
     return FanoutRepository(clients.dynamodb(), config.feed_table_name), task_queue(config)
 

@@ -20,7 +20,7 @@ from shopfeed.feed import fanout, items, keys
 from shopfeed.feed.fanout import FanoutAction, FanoutTask
 from shopfeed.feed.models import Delivery
 from shopfeed.feed.settings import FanoutSettings
-from shopfeed.platform import clients, counters, dynamo, streams
+from shopfeed.platform import clients, counters, dynamo, queues, streams
 from shopfeed.platform.clock import utc_now
 from shopfeed.platform.config import settings
 from shopfeed.platform.counters import Increment
@@ -29,35 +29,19 @@ from shopfeed.platform.observability import logger, metrics
 _ACTIONS = {streams.ChangeKind.INSERT: FanoutAction.ADD, streams.ChangeKind.REMOVE: FanoutAction.REMOVE}
 
 
-def fanout_tasks(changes: Sequence[streams.ItemChange]) -> tuple[dict[str, FanoutTask], streams.Failures]:
-    """The task of each post change that needs one, by sequence number, and the unreadable images."""
-    tasks: dict[str, FanoutTask] = {}
-    failures: streams.Failures = {}
-    for change in changes:
-        action = _ACTIONS.get(change.kind)
-        if action is None:
-            continue  # posts are immutable; a MODIFY is a counter changing
-        try:
-            post = items.post_from(change.image or {})
-        except (KeyError, ValueError) as error:  # ValueError includes pydantic's ValidationError
-            failures[change.sequence_number] = error
-            continue
-        if post.delivery is Delivery.FANOUT:
-            tasks[change.sequence_number] = FanoutTask(action=action, entry=items.entry_of(post))
-    return tasks, failures
+def fanout_task(change: streams.ItemChange) -> FanoutTask | None:
+    """The fanout task of a post written or removed; None for a MODIFY (posts are immutable: it is a
+    counter changing) and for a pulled post (followers merge it at read time)."""
+    action = _ACTIONS.get(change.kind)
+    if action is None:
+        return None
+    post = items.post_from(change.image or {})
+    return FanoutTask(action=action, entry=items.entry_of(post)) if post.delivery is Delivery.FANOUT else None
 
 
 def queue_fanout(changes: Sequence[streams.ItemChange], queue: fanout.TaskQueue) -> streams.Failures:
     """Put the fanout task of each post change on the queue; a refused task fails only its record."""
-    tasks, failures = fanout_tasks(changes)
-    sequence_numbers = list(tasks)
-    refused = queue.send(list(tasks.values())) if tasks else {}
-    for position, reason in refused.items():
-        failures[sequence_numbers[position]] = fanout.TasksNotQueued(reason)
-    for sequence_number, error in failures.items():
-        logger.warning("post not fanned out", sequence_number=sequence_number, error=str(error))
-    metrics.add_metric(name="FanoutTaskQueued", unit="Count", value=len(tasks) - len(refused))
-    return failures
+    return queues.enqueue(changes, fanout_task, queue, metric="FanoutTaskQueued", unqueued="post not fanned out")
 
 
 _SIGNS = {streams.ChangeKind.INSERT: 1, streams.ChangeKind.REMOVE: -1}
