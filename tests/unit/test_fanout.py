@@ -2,7 +2,7 @@
 
 import pytest
 
-from shopfeed.feed.fanout import FanoutAction, FanoutTask, run_page
+from shopfeed.feed.home.fanout import FanoutAction, FanoutTask, run_page
 from shopfeed.feed.models import FeedEntry
 from shopfeed.platform.queues import TaskNotQueued
 from tests.unit.fanout_fakes import InMemoryFanout, InMemoryQueue

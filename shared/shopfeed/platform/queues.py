@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final, Protocol
 from pydantic import BaseModel
 
 from shopfeed.platform.observability import logger, metrics
-from shopfeed.platform.streams import Failures, ItemChange
+from shopfeed.platform.streams import Failures, ItemChange, made_of
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
@@ -55,24 +55,6 @@ class TaskNotQueued(Exception):
     """The queue refused a task: the record (or message) that made it fails and comes back."""
 
 
-def tasks_of[T: BaseModel](
-    changes: Sequence[ItemChange], task_of: Callable[[ItemChange], T | None]
-) -> tuple[dict[str, T], Failures]:
-    """The task of each change that makes one, by sequence number, and the changes ``task_of`` could
-    not read (a KeyError or ValueError, which includes pydantic's ValidationError): those fail alone."""
-    tasks: dict[str, T] = {}
-    failures: Failures = {}
-    for change in changes:
-        try:
-            task = task_of(change)
-        except (KeyError, ValueError) as error:
-            failures[change.sequence_number] = error
-            continue
-        if task is not None:
-            tasks[change.sequence_number] = task
-    return tasks, failures
-
-
 def enqueue[T: BaseModel](
     changes: Sequence[ItemChange],
     task_of: Callable[[ItemChange], T | None],
@@ -81,10 +63,10 @@ def enqueue[T: BaseModel](
     metric: str,
     unqueued: str,
 ) -> Failures:
-    """A stream handler's whole work for a queue: each change's task (if it makes one) sent, in one
-    SendMessageBatch per ten; an unreadable change or a refused task fails its own record only. Counts
+    """A stream handler's whole work for a queue: each change's task (if ``task_of`` makes one) sent,
+    in one SendMessageBatch per ten; an unreadable change or a refused task fails its own record only. Counts
     the tasks queued as ``metric`` and logs each failed record as ``unqueued``."""
-    tasks, failures = tasks_of(changes, task_of)
+    tasks, failures = made_of(changes, task_of)
     sequence_numbers = list(tasks)
     refused = queue.send(list(tasks.values())) if tasks else {}
     for position, reason in refused.items():

@@ -34,7 +34,7 @@ LEADERBOARD_SIZE: Final = 100
 _MARK_ALL_PAGE: Final = 100
 
 
-class SocialRepository:
+class EngagementRepository:
     def __init__(self, table: dynamo.Table, cursors: CursorCodec) -> None:
         self._table = table
         self._cursors = cursors
