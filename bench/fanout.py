@@ -21,7 +21,7 @@ from typing import Any
 from bench.markdown import table
 from bench.stack import Stack, moto_sqs
 from shopfeed.feed import items
-from shopfeed.feed.fanout import PAGE_SIZE, FanoutAction, FanoutTask
+from shopfeed.feed.home.fanout import PAGE_SIZE, FanoutAction, FanoutTask
 from shopfeed.platform import batch_writes, clients, dynamo
 from shopfeed.platform.config import settings
 from shopfeed.platform.observability import logger

@@ -1,4 +1,4 @@
-"""Fanout worker: each FanoutQueue message is one page of a post's followers (see feed.fanout)."""
+"""Fanout worker: each FanoutQueue message is one page of a post's followers (see feed.home.fanout)."""
 
 from typing import Any
 
@@ -7,18 +7,16 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shopfeed.feed import fanout
-from shopfeed.feed.settings import FanoutSettings
+from shopfeed.feed import bootstrap, consumers
 from shopfeed.platform import warmup
-from shopfeed.platform.config import settings
 from shopfeed.platform.observability import logger, metrics
 
 processor = BatchProcessor(event_type=EventType.SQS)
-warmup.prime(lambda: fanout.ports(settings(FanoutSettings)))
+warmup.prime(*bootstrap.WORKER_PORTS)
 
 
 def fan_out_page(record: SQSRecord) -> None:
-    fanout.handle_message(record.body)
+    consumers.fan_out_page(record.body)
 
 
 @logger.inject_lambda_context

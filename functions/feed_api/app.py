@@ -17,7 +17,7 @@ from shopfeed.platform.observability import logger, metrics
 app = build_resolver(
     posts.router, follows.router, home.router, likes.router, comments.router, notifications.router, search.router
 )
-warmup.prime(bootstrap.feed_store, bootstrap.social_store, resolver=app)
+warmup.prime(*bootstrap.API_PORTS, resolver=app)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)

@@ -1,30 +1,34 @@
-"""FeedTable stream consumer: each record type goes to its handler in the feed package.
+"""FeedTable stream consumer: ROUTES says what happens when each record type is written or removed.
 
-The event source mapping's FilterCriteria (template.yaml) lets in exactly the record types routed
-here (a template test compares). Every type shares one handler: posts and follows count on profiles,
-likes and comments on posts, follows on the leaderboard, and one call per batch writes each target once.
-Posts also go to the post search sync.
-"""
+Each effect is a handler in feed.consumers that gets all its records of the batch, of every type routed
+to it (posts and follows count on profiles in one call). FilterCriteria in template.yaml lets in exactly
+these types."""
 
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shopfeed.feed import fanout, items, search, social_stream
-from shopfeed.feed.settings import FanoutSettings
+from shopfeed.feed import bootstrap, items
+from shopfeed.feed.consumers import (
+    count_on_leaderboard,
+    count_on_posts,
+    count_on_profiles,
+    fan_out,
+    notify,
+    remove_engagement,
+    sync_post_search,
+)
 from shopfeed.platform import streams, warmup
-from shopfeed.platform.config import settings
 from shopfeed.platform.observability import logger, metrics
 
 ROUTES: dict[str, streams.Route] = {
-    # A post also reaches the search index (its MODIFY only there: a counter changing is no fanout).
-    items.POST: (social_stream.handle, search.sync_post_search),
-    items.FOLLOW: social_stream.handle,
-    items.LIKE: social_stream.handle,
-    items.COMMENT: social_stream.handle,
+    items.POST: (fan_out, count_on_profiles, remove_engagement, sync_post_search),
+    items.FOLLOW: (count_on_profiles, notify, count_on_leaderboard),
+    items.LIKE: (count_on_posts, notify),
+    items.COMMENT: (count_on_posts, notify),
 }
-warmup.prime(lambda: fanout.ports(settings(FanoutSettings)), search.search_index)
+warmup.prime(*bootstrap.STREAM_PORTS)
 
 
 @logger.inject_lambda_context

@@ -12,7 +12,7 @@ from moto.server import ThreadedMotoServer
 
 from local import dynamodb_local
 from shopfeed.feed import items
-from shopfeed.feed.fanout import PAGE_SIZE, FanoutAction, FanoutTask
+from shopfeed.feed.home.fanout import PAGE_SIZE, FanoutAction, FanoutTask
 from shopfeed.platform import clients, dynamo
 from tests.conftest import reset_caches
 from tests.support.calls import dynamodb_calls

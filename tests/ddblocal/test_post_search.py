@@ -10,11 +10,10 @@ from typing import Any
 import boto3
 import pytest
 
-from shopfeed.feed import items, keys
-from shopfeed.feed import search as post_search
+from shopfeed.feed import bootstrap, items, keys
 from shopfeed.feed.models import Delivery
+from shopfeed.feed.posts.search import POSTS, post_document
 from shopfeed.feed.reindex import POSTS_SOURCE
-from shopfeed.feed.search import POSTS, post_document
 from shopfeed.platform import clients, reindex
 from shopfeed.platform.search import Remove, SearchIndex, SearchQuery
 from shopfeed.platform.search_rebuild import Pace
@@ -132,7 +131,7 @@ def test_a_post_that_can_never_index_reaches_the_dlq_and_the_others_are_searchab
     batch = parked["DDBStreamBatchInfo"]
     assert parked["requestContext"]["condition"] == "RetryAttemptsExhausted"
     assert batch["startSequenceNumber"] == sequence_number_of(table, poison["PK"])
-    index = post_search.search_index()
+    index = bootstrap.search_index()
     assert index is not None
     index.refresh(POSTS)
     hits = index.search(POSTS, SearchQuery("good post", ("text",), 10)).hits

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from shopfeed.feed import items
-from shopfeed.feed.fanout import FanoutAction, FanoutTask
+from shopfeed.feed.home.fanout import FanoutAction, FanoutTask
 from shopfeed.feed.models import Delivery, Post
 from shopfeed.platform import clients
 from tests.support.calls import dynamodb_calls

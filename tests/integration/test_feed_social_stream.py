@@ -9,8 +9,8 @@ import pytest
 
 from functions.feed_stream.app import lambda_handler
 from shopfeed.feed import items, keys
+from shopfeed.feed.engagement.repository import EngagementRepository
 from shopfeed.feed.models import Comment, Like, Post
-from shopfeed.feed.social_repository import SocialRepository
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import derived_id
 from shopfeed.platform.cursors import CursorCodec
@@ -82,8 +82,8 @@ def stored_post(post: Post) -> Post:
     return items.post_from(dynamo.deserialize(raw["Item"]))
 
 
-def social() -> SocialRepository:
-    return SocialRepository(dynamo.Table(clients.dynamodb(), TABLE), CursorCodec(b"test-cursor-secret"))
+def social() -> EngagementRepository:
+    return EngagementRepository(dynamo.Table(clients.dynamodb(), TABLE), CursorCodec(b"test-cursor-secret"))
 
 
 def test_likes_and_comments_count_on_their_post_and_notify_its_author_once_however_often_the_batch_comes(

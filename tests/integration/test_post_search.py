@@ -9,7 +9,7 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 
 from functions.feed_stream.app import lambda_handler as feed_stream_handler
 from shopfeed.feed import items, keys
-from shopfeed.feed.search import POST_PROJECTION, POSTS, post_document
+from shopfeed.feed.posts.search import POST_PROJECTION, POSTS, post_document
 from shopfeed.platform import clients, dynamo, streams
 from shopfeed.platform.search import SearchIndex
 from shopfeed.platform.search_sync import SyncReport, sync

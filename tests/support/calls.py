@@ -1,4 +1,4 @@
-"""Count the DynamoDB (and S3) round trips a piece of code makes, with a botocore event hook."""
+"""Count the DynamoDB (and S3, SQS) round trips a piece of code makes, with a botocore event hook."""
 
 from collections import Counter
 from collections.abc import Iterator
@@ -40,6 +40,13 @@ def dynamodb_calls() -> Iterator[CallLog]:
 def s3_calls() -> Iterator[CallLog]:
     """Every S3 API call made through the shared client while the block runs (counted as above)."""
     with _calls(clients.s3(), "s3") as log:
+        yield log
+
+
+@contextmanager
+def sqs_calls() -> Iterator[CallLog]:
+    """Every SQS API call made through the shared client while the block runs (counted as above)."""
+    with _calls(clients.sqs(), "sqs") as log:
         yield log
 
 

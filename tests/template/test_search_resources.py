@@ -7,7 +7,7 @@ import pytest
 
 from local import cfn
 from shopfeed.commerce.search import PRODUCTS
-from shopfeed.feed.search import POSTS
+from shopfeed.feed.posts.search import POSTS
 from shopfeed.platform.search import IndexSpec
 
 RESOURCES = cfn.load()["Resources"]

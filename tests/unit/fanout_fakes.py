@@ -7,7 +7,7 @@ the SQS queue, so these fakes cannot drift from the real adapters on what the te
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from shopfeed.feed.fanout import FanoutTask, FollowerPage
+from shopfeed.feed.home.fanout import FanoutTask, FollowerPage
 from shopfeed.feed.models import FeedEntry
 
 

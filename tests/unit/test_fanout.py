@@ -2,8 +2,9 @@
 
 import pytest
 
-from shopfeed.feed.fanout import FanoutAction, FanoutTask, TasksNotQueued, run_page
+from shopfeed.feed.home.fanout import FanoutAction, FanoutTask, run_page
 from shopfeed.feed.models import FeedEntry
+from shopfeed.platform.queues import TaskNotQueued
 from tests.unit.fanout_fakes import InMemoryFanout, InMemoryQueue
 
 POST = "01M81B5H80VT7TZWRY7NSHD6TE"
@@ -126,7 +127,7 @@ def test_a_refused_next_page_fails_the_task_so_its_message_comes_back() -> None:
     # given
     store, queue = InMemoryFanout(posts={POST}, audience={"U100": audience(25)}), InMemoryQueue(refuse=True)
     # when
-    with pytest.raises(TasksNotQueued):
+    with pytest.raises(TaskNotQueued):
         run_page(task(), store, queue, page_size=10)
     # then the page was written; the redelivered message writes it again and enqueues the next page
     queue.refuse = False

@@ -4,11 +4,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from shopfeed.feed import items, keys, stream
-from shopfeed.feed.fanout import FanoutAction, FanoutTask
+from shopfeed.feed import items, keys
+from shopfeed.feed.follows.counters import counted_on_profiles
+from shopfeed.feed.home.fanout import FanoutAction, FanoutTask, fanout_task
 from shopfeed.feed.models import Delivery
 from shopfeed.platform.counters import Increment
-from shopfeed.platform.streams import ChangeKind, ItemChange
+from shopfeed.platform.streams import ChangeKind, ItemChange, made_of
 from tests.unit import feed_builders
 
 AT = datetime(2026, 11, 22, 10, tzinfo=UTC)
@@ -35,7 +36,7 @@ def test_a_fanout_post_written_or_removed_makes_its_task(kind: ChangeKind, actio
     # given
     item = post_item()
     # when
-    tasks, failures = stream.fanout_tasks([change(kind, item)])
+    tasks, failures = made_of([change(kind, item)], fanout_task)
     # then
     post = items.post_from(item)
     assert tasks == {"1": FanoutTask(action=action, entry=items.entry_of(post))}
@@ -44,20 +45,20 @@ def test_a_fanout_post_written_or_removed_makes_its_task(kind: ChangeKind, actio
 
 @pytest.mark.parametrize("kind", [ChangeKind.INSERT, ChangeKind.REMOVE])
 def test_a_pulled_post_makes_no_task(kind: ChangeKind) -> None:
-    assert stream.fanout_tasks([change(kind, post_item(Delivery.PULL))]) == ({}, {})
+    assert made_of([change(kind, post_item(Delivery.PULL))], fanout_task) == ({}, {})
 
 
 def test_a_post_modified_by_its_counters_makes_no_task_and_counts_nothing() -> None:
     modified = change(ChangeKind.MODIFY, post_item())
-    assert stream.fanout_tasks([modified]) == ({}, {})
-    assert stream.counted(modified) == []
+    assert made_of([modified], fanout_task) == ({}, {})
+    assert counted_on_profiles(modified) == []
 
 
 def test_an_unreadable_post_fails_its_record() -> None:
     # given
     item = {k: v for k, v in post_item().items() if k != "author_id"}
     # when
-    tasks, failures = stream.fanout_tasks([change(ChangeKind.INSERT, item)])
+    tasks, failures = made_of([change(ChangeKind.INSERT, item)], fanout_task)
     # then
     assert tasks == {}
     assert list(failures) == ["1"]
@@ -65,7 +66,7 @@ def test_an_unreadable_post_fails_its_record() -> None:
 
 @pytest.mark.parametrize(("kind", "sign"), [(ChangeKind.INSERT, 1), (ChangeKind.REMOVE, -1)])
 def test_a_follow_counts_on_both_profiles_and_its_removal_takes_it_back(kind: ChangeKind, sign: int) -> None:
-    assert stream.counted(change(kind, follow_item())) == [
+    assert counted_on_profiles(change(kind, follow_item())) == [
         Increment(keys.profile("U100"), items.FOLLOWERS_COUNT, sign),
         Increment(keys.profile("U400"), items.FOLLOWING_COUNT, sign),
     ]
@@ -74,6 +75,6 @@ def test_a_follow_counts_on_both_profiles_and_its_removal_takes_it_back(kind: Ch
 @pytest.mark.parametrize(("kind", "sign"), [(ChangeKind.INSERT, 1), (ChangeKind.REMOVE, -1)])
 def test_a_post_counts_on_its_authors_profile_whatever_its_delivery(kind: ChangeKind, sign: int) -> None:
     for delivery in Delivery:
-        assert stream.counted(change(kind, post_item(delivery))) == [
+        assert counted_on_profiles(change(kind, post_item(delivery))) == [
             Increment(keys.profile("U100"), items.POSTS_COUNT, sign)
         ]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from shopfeed.commerce import items
 from shopfeed.commerce.payment_provider import SANDBOX, PaymentProvider, SandboxProvider
 from shopfeed.commerce.payment_repository import PaymentQueries, PaymentRepository
-from shopfeed.commerce.payment_worker import SqsPaymentQueue
+from shopfeed.commerce.payments import PaymentTask
 from shopfeed.commerce.repository import CommerceRepository
 from shopfeed.commerce.review_repository import ReviewRepository
 from shopfeed.commerce.settings import (
@@ -32,6 +32,7 @@ from shopfeed.platform.config import settings
 from shopfeed.platform.cursors import CursorCodec, signing_key
 from shopfeed.platform.outbox import OutboxRepository
 from shopfeed.platform.publisher import EventBridgePublisher
+from shopfeed.platform.queues import SqsTaskQueue
 from shopfeed.platform.search import SearchIndex
 
 if TYPE_CHECKING:
@@ -111,9 +112,9 @@ def payment_lists() -> PaymentQueries:
 
 
 @cache
-def payment_queue() -> SqsPaymentQueue:
+def payment_queue() -> SqsTaskQueue[PaymentTask]:
     """The payment queue, as the stream consumer fills it."""
-    return SqsPaymentQueue(clients.sqs(), settings(CommerceStreamSettings).payment_queue_url)
+    return SqsTaskQueue(clients.sqs(), settings(CommerceStreamSettings).payment_queue_url)
 
 
 @cache

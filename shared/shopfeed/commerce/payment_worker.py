@@ -10,7 +10,6 @@ its attempt still Pending (and listed by ``GET /payments?status=Pending``).
 """
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
 
 from shopfeed.commerce import items, payments
 from shopfeed.commerce.models import PaymentStatus
@@ -19,57 +18,25 @@ from shopfeed.commerce.payments import PaymentTask, Settlement
 from shopfeed.platform import queues, streams
 from shopfeed.platform.observability import logger, metrics
 
-if TYPE_CHECKING:
-    from mypy_boto3_sqs import SQSClient
+PaymentQueue = queues.TaskQueue[PaymentTask]
+"""Where new attempts wait for the worker (``platform.queues``, or an in-memory fake)."""
 
 
-class PaymentQueue(Protocol):
-    """Where new attempts wait for the worker (SqsPaymentQueue, or an in-memory fake)."""
-
-    def send(self, tasks: Sequence[PaymentTask]) -> dict[int, str]:
-        """Enqueue ``tasks``; why each refused one failed, by its position in ``tasks``."""
-        ...
-
-
-class SqsPaymentQueue:
-    """The payment queue in SQS: one message per attempt, its body the task as JSON."""
-
-    def __init__(self, client: "SQSClient", queue_url: str) -> None:
-        self._client = client
-        self._queue_url = queue_url
-
-    def send(self, tasks: Sequence[PaymentTask]) -> dict[int, str]:
-        return queues.send_all(self._client, self._queue_url, [task.model_dump_json() for task in tasks])
-
-
-class TaskNotQueued(Exception):
-    """The queue refused an attempt's message: its stream record fails and comes again."""
+def payment_task(change: streams.ItemChange) -> PaymentTask | None:
+    """The task of a new Pending attempt; None for anything else (a MODIFY is the worker settling it)."""
+    if change.kind is not streams.ChangeKind.INSERT:
+        return None
+    attempt = items.payment_attempt_from(change.image or {})
+    if attempt.status is not PaymentStatus.PENDING:
+        return None
+    return PaymentTask(order_id=attempt.order_id, attempt_id=attempt.attempt_id)
 
 
 def enqueue_attempts(changes: Sequence[streams.ItemChange], queue: PaymentQueue) -> streams.Failures:
     """The stream's record handler for attempts: each new Pending attempt becomes one message. A refused
     message or an unreadable attempt fails its own record only; a record delivered again queues its
     task again, which is harmless (the worker settles an attempt once)."""
-    tasks: dict[str, PaymentTask] = {}
-    failures: streams.Failures = {}
-    for change in changes:
-        if change.kind is not streams.ChangeKind.INSERT:
-            continue  # a MODIFY is the worker settling it
-        try:
-            attempt = items.payment_attempt_from(change.image or {})
-        except (KeyError, ValueError) as error:  # ValueError includes pydantic's ValidationError
-            failures[change.sequence_number] = error
-            continue
-        if attempt.status is PaymentStatus.PENDING:
-            tasks[change.sequence_number] = PaymentTask(order_id=attempt.order_id, attempt_id=attempt.attempt_id)
-    sequence_numbers = list(tasks)
-    refused = queue.send(list(tasks.values())) if tasks else {}
-    for position, reason in refused.items():
-        failures[sequence_numbers[position]] = TaskNotQueued(reason)
-    for sequence_number, failure in failures.items():
-        logger.warning("payment attempt not queued", sequence_number=sequence_number, error=str(failure))
-    metrics.add_metric(name="PaymentQueued", unit="Count", value=len(tasks) - len(refused))
-    return failures
+    return queues.enqueue(changes, payment_task, queue, metric="PaymentQueued", unqueued="payment attempt not queued")
 
 
 _METRICS = {

@@ -1,23 +1,37 @@
-"""The feed context's composition root: settings, clients and the repository, wired once per container.
+"""The feed context's composition root: settings, clients, repositories, queue and search index,
+wired once per container. The API's routes, the stream consumer's handlers, the fanout worker and
+the tests ask this module; nothing else builds a feed port.
 
-Routes and tests ask this module; nothing else builds the feed's ports. (The search engine is built
-in ``feed.search``, which the stream consumer shares; this module re-exports it.)
+Everything is built on first use and kept for the container's life (clients come from the
+platform's per-container factories); ``reset`` forgets it (tests switch environments between tests).
 """
 
 from functools import cache
-from typing import Annotated
 
-from aws_lambda_powertools.event_handler.depends import Depends
-
+from shopfeed.feed.engagement.repository import EngagementRepository
+from shopfeed.feed.home.fanout import FanoutRepository, FanoutTask
 from shopfeed.feed.repository import FeedRepository
-from shopfeed.feed.search import search_index as search_index
-from shopfeed.feed.services import Feed
-from shopfeed.feed.settings import FeedApiSettings
-from shopfeed.feed.social import Social
-from shopfeed.feed.social_repository import SocialRepository
-from shopfeed.platform import clients, dynamo
+from shopfeed.feed.settings import FanoutSettings, FeedApiSettings, FeedSettings
+from shopfeed.platform import clients, dynamo, search_engine
 from shopfeed.platform.config import settings
 from shopfeed.platform.cursors import CursorCodec, signing_key
+from shopfeed.platform.queues import SqsTaskQueue
+from shopfeed.platform.search import SearchIndex
+
+
+@cache
+def table() -> dynamo.Table:
+    """FeedTable, as every feed function reads and writes it."""
+    return dynamo.Table(clients.dynamodb(), settings(FeedSettings).feed_table_name)
+
+
+@cache
+def search_index() -> SearchIndex | None:
+    """The search engine, or None when the stack has none (no SEARCH_ENDPOINT: search is off)."""
+    return search_engine.configured()
+
+
+# -- the API -------------------------------------------------------------------------------------
 
 
 @cache
@@ -28,16 +42,14 @@ def cursors() -> CursorCodec:
 
 @cache
 def feed_store() -> FeedRepository:
-    config = settings(FeedApiSettings)
-    table = dynamo.Table(clients.dynamodb(), config.feed_table_name)
-    return FeedRepository(table, cursors(), config.pull_authors_cache_seconds)
+    """Profiles, posts, follows and the home feed, for the API."""
+    return FeedRepository(table(), cursors(), settings(FeedApiSettings).pull_authors_cache_seconds)
 
 
 @cache
-def social_store() -> SocialRepository:
-    config = settings(FeedApiSettings)
-    table = dynamo.Table(clients.dynamodb(), config.feed_table_name)
-    return SocialRepository(table, cursors())
+def engagement_store() -> EngagementRepository:
+    """Likes, comments, notifications and the leaderboard, for the API."""
+    return EngagementRepository(table(), cursors())
 
 
 def celebrity_threshold() -> int:
@@ -45,12 +57,33 @@ def celebrity_threshold() -> int:
     return threshold
 
 
+# -- the stream consumer and the fanout worker -----------------------------------------------------
+
+
+@cache
+def fanout_queue() -> SqsTaskQueue[FanoutTask]:
+    """The fanout queue, as the stream consumer starts a post's fanout and the worker continues it."""
+    return SqsTaskQueue(clients.sqs(), settings(FanoutSettings).fanout_queue_url)
+
+
+@cache
+def fanout_store() -> FanoutRepository:
+    """FeedTable as the fanout worker pages followers and writes their entries."""
+    return FanoutRepository(table())
+
+
+def fanout_page_size() -> int:
+    size: int = settings(FanoutSettings).fanout_page_size
+    return size
+
+
+# What each function's first request needs: built at init (``platform.warmup``).
+API_PORTS = (feed_store, engagement_store)
+STREAM_PORTS = (table, fanout_queue, search_index)
+WORKER_PORTS = (fanout_store, fanout_queue)
+
+
 def reset() -> None:
     """Forget every port built (tests change the environment between tests)."""
-    for factory in (cursors, feed_store, social_store, search_index):
+    for factory in (table, search_index, cursors, feed_store, engagement_store, fanout_queue, fanout_store):
         factory.cache_clear()
-
-
-Store = Annotated[Feed, Depends(feed_store)]
-SocialStore = Annotated[Social, Depends(social_store)]
-CelebrityThreshold = Annotated[int, Depends(celebrity_threshold)]

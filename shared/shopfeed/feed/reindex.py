@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from shopfeed.feed import items
-from shopfeed.feed.search import POST_PROJECTION
+from shopfeed.feed.posts.search import POST_PROJECTION
 from shopfeed.platform import reindex
 
 POSTS_SOURCE: Final = reindex.Source(POST_PROJECTION, items.POST, "FeedTable", "FEED_TABLE_NAME")

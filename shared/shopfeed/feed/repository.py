@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
+from boto3.dynamodb.conditions import Attr
+
 from shopfeed.feed import items, keys
 from shopfeed.feed.models import Delivery, FeedEntry, Follow, Post, PostSummary, Profile, PullAuthor
 from shopfeed.platform import dynamo, idempotency
@@ -32,6 +34,7 @@ _POST: Final = "post"
 _EDGE: Final = "edge"
 _FOLLOWEE: Final = "followee"
 _FOLLOWER: Final = "follower"
+_EXISTS: Final = Attr(dynamo.PARTITION).exists()
 
 # The created post as its Idempotency-Key record keeps it (a replay answers it).
 POST_SNAPSHOT: Final = Snapshot(Post, version=1)
@@ -198,12 +201,7 @@ class FeedRepository:
 
     def remove_follow(self, followee_id: str, follower_id: str) -> bool:
         """Whether there was an edge to remove."""
-        response = self._table.client.delete_item(
-            TableName=self._table.name,
-            Key=dynamo.serialize(keys.follow(followee_id, follower_id)),
-            ReturnValues="ALL_OLD",
-        )
-        return "Attributes" in response
+        return self._table.delete(keys.follow(followee_id, follower_id)) is not None
 
     def list_followers(self, user_id: str, limit: int, cursor: str | None) -> Page[Follow]:
         return self._follows(f"followers:{user_id}", keys.FOLLOWERS_BY_USER, user_id, limit, cursor)
@@ -295,19 +293,10 @@ class FeedRepository:
     # -- building blocks ---------------------------------------------------------------------
 
     def _delete_op(self, key: Mapping[str, str], must_exist: bool = False) -> "TransactWriteItemTypeDef":
-        delete: dict[str, Any] = {"TableName": self._table.name, "Key": dynamo.serialize(key)}
-        if must_exist:
-            delete["ConditionExpression"] = "attribute_exists(PK)"
-        return {"Delete": delete}  # type: ignore[typeddict-item]
+        return self._table.delete_op(key, _EXISTS if must_exist else None)
 
     def _exists_check(self, key: Mapping[str, str]) -> "TransactWriteItemTypeDef":
-        return {
-            "ConditionCheck": {
-                "TableName": self._table.name,
-                "Key": dynamo.serialize(key),
-                "ConditionExpression": "attribute_exists(PK)",
-            }
-        }
+        return self._table.check_op(key, _EXISTS)
 
 
 def raise_registration_conflict(cancelled: dynamo.TransactionCancelled, profile: Profile) -> None:

@@ -24,12 +24,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from boto3.dynamodb.conditions import Attr
 
 from shopfeed.platform import dynamo, exactly_once
-from shopfeed.platform.streams import Failures, ItemChange
+from shopfeed.platform.streams import ChangeKind, Failures, ItemChange
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
@@ -44,6 +44,15 @@ class Increment:
     target: Key
     attribute: str
     amount: int
+
+
+_SIGNS: Final = {ChangeKind.INSERT: 1, ChangeKind.REMOVE: -1}
+
+
+def sign_of(change: ItemChange) -> int | None:
+    """+1 for an item written, -1 for one removed (its count taken back); None for a MODIFY, which
+    changes no count of the item's existence."""
+    return _SIGNS.get(change.kind)
 
 
 CountRule = Callable[[ItemChange], Sequence[Increment]]

@@ -12,9 +12,10 @@ key must name one item across the merge (``<ISO time>#<id>`` does): an item foun
 post both fanned out and pulled) is given once.
 """
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from boto3.dynamodb.conditions import ConditionBase, Key
 
@@ -26,9 +27,44 @@ _WATERMARK: Final = "w"
 _EXHAUSTED: Final = "x"
 
 
+class Positions(Protocol):
+    """How a page's position travels between calls: ``CursorCodec`` signs it for a client to hold,
+    ``UNSIGNED`` leaves it plain for the system's own messages."""
+
+    def encode(self, scope: str, position: Any) -> str:
+        """The position of ``scope``'s next page as text."""
+        ...
+
+    def decode(self, scope: str, cursor: str | None) -> Any:
+        """The position ``cursor`` holds, None for the first page. Raises InvalidCursor."""
+        ...
+
+
+class UnsignedPositions:
+    """Positions as plain JSON, for a page a worker hands itself through its own queue: no client ever
+    holds it, so there is nothing to tamper with and no signing secret to read."""
+
+    def encode(self, scope: str, position: Any) -> str:
+        return json.dumps({"s": scope, "p": position}, separators=(",", ":"), sort_keys=True)
+
+    def decode(self, scope: str, cursor: str | None) -> Any:
+        if cursor is None:
+            return None
+        try:
+            document = json.loads(cursor)
+        except ValueError:
+            raise InvalidCursor() from None
+        if not isinstance(document, dict) or document.get("s") != scope:
+            raise InvalidCursor()
+        return document.get("p")
+
+
+UNSIGNED: Final = UnsignedPositions()
+
+
 def query_page(
     table: dynamo.Table,
-    codec: CursorCodec,
+    codec: Positions,
     scope: str,
     index: dynamo.IndexSpec,
     partition: str,

@@ -129,18 +129,27 @@ outage that no record can get past, never for one bad record.
 """
 
 
-def parse_images[T](changes: Iterable[ItemChange], model: Callable[[dynamo.Item], T]) -> tuple[dict[str, T], Failures]:
-    """Each change's image (the old one for a REMOVE) mapped by ``model``, by sequence number, and
-    the images it refused (a KeyError or ValueError, which includes pydantic's ValidationError):
-    those fail on their own."""
-    parsed: dict[str, T] = {}
+def made_of[T](changes: Iterable[ItemChange], rule: Callable[[ItemChange], T | None]) -> tuple[dict[str, T], Failures]:
+    """What ``rule`` makes of each change, by sequence number (a change it answers None for makes
+    nothing), and the changes it could not read (a KeyError or ValueError, which includes pydantic's
+    ValidationError): those fail on their own."""
+    made: dict[str, T] = {}
     failures: Failures = {}
     for change in changes:
         try:
-            parsed[change.sequence_number] = model(change.image or {})
+            value = rule(change)
         except (KeyError, ValueError) as error:
             failures[change.sequence_number] = error
-    return parsed, failures
+            continue
+        if value is not None:
+            made[change.sequence_number] = value
+    return made, failures
+
+
+def parse_images[T](changes: Iterable[ItemChange], model: Callable[[dynamo.Item], T]) -> tuple[dict[str, T], Failures]:
+    """Each change's image (the old one for a REMOVE) mapped by ``model``, by sequence number, and
+    the images it refused: those fail on their own."""
+    return made_of(changes, lambda change: model(change.image or {}))
 
 
 Route = RecordTypeHandler | tuple[RecordTypeHandler, ...]

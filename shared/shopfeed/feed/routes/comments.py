@@ -6,9 +6,9 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
-from shopfeed.feed import social
-from shopfeed.feed.bootstrap import SocialStore, Store
+from shopfeed.feed.engagement import services as engagement
 from shopfeed.feed.models import Comment
+from shopfeed.feed.routes import EngagementStore, Store
 from shopfeed.feed.routes.params import PostPath
 from shopfeed.feed.schemas import CommentPage, CreateComment
 from shopfeed.platform import errors
@@ -36,13 +36,13 @@ def create_comment(
     body: CreateComment,
     caller: CurrentCaller,
     store: Store,
-    comments: SocialStore,
+    comments: EngagementStore,
     idempotency_key: IdempotencyKey = None,
 ) -> Response[Comment]:
     request = IdempotentRequest.of(
         caller.user_id, idempotency_key, "create-comment", {"post_id": post_id, **body.model_dump(mode="json")}
     )
-    created = social.add_comment(store, comments, caller, request, post_id, body.text)
+    created = engagement.add_comment(store, comments, caller, request, post_id, body.text)
     if not created.replayed:
         metrics.add_metric(name="CommentCreated", unit="Count", value=1)
     location = f"/posts/{post_id}/comments/{created.value.comment_id}"
@@ -59,11 +59,11 @@ def list_comments(
     post_id: PostPath,
     caller: CurrentCaller,
     store: Store,
-    comments: SocialStore,
+    comments: EngagementStore,
     limit: Annotated[int, Query(ge=1, le=200)] = 200,
     cursor: Cursor = None,
 ) -> CommentPage:
-    page = social.list_comments(store, comments, post_id, limit, cursor)
+    page = engagement.list_comments(store, comments, post_id, limit, cursor)
     return CommentPage(items=page.items, next_cursor=page.next_cursor)
 
 
@@ -78,7 +78,7 @@ def delete_comment(
     post_id: PostPath,
     comment_id: Annotated[EntityId, Path(description="A ULID")],
     caller: CurrentCaller,
-    comments: SocialStore,
+    comments: EngagementStore,
 ) -> Response[None]:
-    social.delete_comment(comments, caller, post_id, comment_id)
+    engagement.delete_comment(comments, caller, post_id, comment_id)
     return Response(status_code=204)

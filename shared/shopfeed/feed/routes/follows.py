@@ -5,8 +5,8 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from shopfeed.feed import services
-from shopfeed.feed.bootstrap import Store
 from shopfeed.feed.models import Follow
+from shopfeed.feed.routes import Store
 from shopfeed.feed.routes.params import UserPath
 from shopfeed.feed.schemas import FollowPage
 from shopfeed.platform import errors

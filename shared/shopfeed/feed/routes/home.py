@@ -4,7 +4,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from shopfeed.feed import services
-from shopfeed.feed.bootstrap import Store
+from shopfeed.feed.routes import Store
 from shopfeed.feed.schemas import FeedPage, PostView
 from shopfeed.platform import errors
 from shopfeed.platform.http import CurrentCaller

@@ -6,9 +6,9 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from shopfeed.feed import social
-from shopfeed.feed.bootstrap import SocialStore, Store
+from shopfeed.feed.engagement import services as engagement
 from shopfeed.feed.models import Like
+from shopfeed.feed.routes import EngagementStore, Store
 from shopfeed.feed.routes.params import PostPath
 from shopfeed.feed.schemas import LikePage
 from shopfeed.platform import errors
@@ -30,8 +30,8 @@ router = Router()
     },
     tags=["likes"],
 )
-def like(post_id: PostPath, caller: CurrentCaller, store: Store, likes: SocialStore) -> Response[Like]:
-    made, created = social.like_post(store, likes, caller, post_id)
+def like(post_id: PostPath, caller: CurrentCaller, store: Store, likes: EngagementStore) -> Response[Like]:
+    made, created = engagement.like_post(store, likes, caller, post_id)
     if created:
         metrics.add_metric(name="PostLiked", unit="Count", value=1)
     return json_response(made, 201 if created else 200)
@@ -44,8 +44,8 @@ def like(post_id: PostPath, caller: CurrentCaller, store: Store, likes: SocialSt
     responses=problem_responses(ok=204),
     tags=["likes"],
 )
-def unlike(post_id: PostPath, caller: CurrentCaller, likes: SocialStore) -> Response[None]:
-    social.unlike_post(likes, caller, post_id)
+def unlike(post_id: PostPath, caller: CurrentCaller, likes: EngagementStore) -> Response[None]:
+    engagement.unlike_post(likes, caller, post_id)
     return Response(status_code=204)
 
 
@@ -59,9 +59,9 @@ def list_likes(
     post_id: PostPath,
     caller: CurrentCaller,
     store: Store,
-    likes: SocialStore,
+    likes: EngagementStore,
     limit: Annotated[int, Query(ge=1, le=200)] = 200,
     cursor: Cursor = None,
 ) -> LikePage:
-    page = social.list_likes(store, likes, post_id, limit, cursor)
+    page = engagement.list_likes(store, likes, post_id, limit, cursor)
     return LikePage(items=page.items, next_cursor=page.next_cursor)

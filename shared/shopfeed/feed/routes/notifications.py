@@ -6,9 +6,9 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
-from shopfeed.feed import social
-from shopfeed.feed.bootstrap import SocialStore
+from shopfeed.feed.engagement import services as engagement
 from shopfeed.feed.models import Notification
+from shopfeed.feed.routes import EngagementStore
 from shopfeed.feed.schemas import Leaderboard, MarkedRead, NotificationPage
 from shopfeed.platform import errors
 from shopfeed.platform.http import CurrentCaller, json_response
@@ -27,12 +27,12 @@ router = Router()
 )
 def list_notifications(
     caller: CurrentCaller,
-    notifications: SocialStore,
+    notifications: EngagementStore,
     unread: Annotated[bool, Query(description="Only unread ones")] = False,
     limit: Annotated[int, Query(ge=1, le=50)] = 50,
     cursor: Cursor = None,
 ) -> NotificationPage:
-    page = social.list_notifications(notifications, caller, unread, limit, cursor)
+    page = engagement.list_notifications(notifications, caller, unread, limit, cursor)
     return NotificationPage(items=page.items, next_cursor=page.next_cursor)
 
 
@@ -42,8 +42,8 @@ def list_notifications(
     responses=problem_responses(errors.Contention),
     tags=["notifications"],
 )
-def mark_all_read(caller: CurrentCaller, notifications: SocialStore) -> MarkedRead:
-    return MarkedRead(marked=social.mark_all_read(notifications, caller))
+def mark_all_read(caller: CurrentCaller, notifications: EngagementStore) -> MarkedRead:
+    return MarkedRead(marked=engagement.mark_all_read(notifications, caller))
 
 
 @router.post(
@@ -55,9 +55,9 @@ def mark_all_read(caller: CurrentCaller, notifications: SocialStore) -> MarkedRe
 def mark_read(
     notification_id: Annotated[EntityId, Path(description="A ULID")],
     caller: CurrentCaller,
-    notifications: SocialStore,
+    notifications: EngagementStore,
 ) -> Response[Notification]:
-    return json_response(social.mark_read(notifications, caller, notification_id))
+    return json_response(engagement.mark_read(notifications, caller, notification_id))
 
 
 @router.get(
@@ -68,7 +68,7 @@ def mark_read(
 )
 def leaderboard(
     caller: CurrentCaller,
-    notifications: SocialStore,
+    notifications: EngagementStore,
     month: Annotated[str, Query(pattern=r"^\d{4}-(0[1-9]|1[0-2])$", description="YYYY-MM (UTC)")],
 ) -> Leaderboard:
-    return Leaderboard(month=month, items=social.top_authors(notifications, caller, month))
+    return Leaderboard(month=month, items=engagement.top_authors(notifications, caller, month))

@@ -5,7 +5,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from shopfeed.feed import services
-from shopfeed.feed.bootstrap import CelebrityThreshold, Store
+from shopfeed.feed.routes import CelebrityThreshold, Store
 from shopfeed.feed.routes.params import PostPath, UserPath
 from shopfeed.feed.schemas import CreatePost, PostPage, PostView, TagPath
 from shopfeed.platform import errors

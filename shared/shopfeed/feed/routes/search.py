@@ -1,11 +1,12 @@
-"""Post search (the ``posts`` index; shopfeed.feed.search): most relevant first."""
+"""Post search (the ``posts`` index; shopfeed.feed.posts.search): most relevant first."""
 
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from shopfeed.feed import bootstrap, search
+from shopfeed.feed import bootstrap
+from shopfeed.feed.posts import search
 from shopfeed.feed.schemas import PostHit, PostSearchPage, TagParam
 from shopfeed.platform import errors, search_pages
 from shopfeed.platform.http import CurrentCaller

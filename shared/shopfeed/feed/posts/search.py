@@ -9,11 +9,10 @@ and every like would cost a search write; a result links to ``GET /posts/{id}`` 
 """
 
 from collections.abc import Mapping, Sequence
-from functools import cache
 from typing import Any, Final
 
 from shopfeed.feed import items
-from shopfeed.platform import dynamo, search_engine, search_sync, streams
+from shopfeed.platform import dynamo
 from shopfeed.platform.search import IndexSpec, SearchIndex, SearchPage, SearchQuery
 from shopfeed.platform.search_sync import Projection
 
@@ -69,17 +68,3 @@ def search_posts(index: SearchIndex, text: str, tag: str | None, size: int, afte
     """Posts matching ``text``, most relevant first, optionally only those with ``tag``."""
     filters: Mapping[str, str] = {"tags": tag} if tag else {}
     return index.search(POSTS, SearchQuery(text, POST_SEARCH_FIELDS, size, filters, after))
-
-
-@cache
-def search_index() -> SearchIndex | None:
-    """The engine, once per container, for the API and the stream consumer (None: search is off).
-    Here rather than in ``feed.bootstrap``: the consumer must not import the API's composition root."""
-    return search_engine.configured()
-
-
-def sync_post_search(changes: Sequence[streams.ItemChange]) -> streams.Failures:
-    """Post changes → the posts index, versioned so that no redelivery or reordering regresses a
-    document or undoes a delete (``platform.search_sync``); a post the index refuses fails alone.
-    A MODIFY of a post is a counter changing (same version): it writes nothing."""
-    return search_sync.sync_records(changes, POST_PROJECTION, search_index())

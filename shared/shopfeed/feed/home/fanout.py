@@ -17,25 +17,23 @@ What keeps it exact under at-least-once delivery:
   the deletion came later, and its REMOVE tasks (which start after it) find these entries.
 """
 
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
 from shopfeed.feed import items, keys
-from shopfeed.feed.models import FeedEntry
-from shopfeed.feed.settings import FANOUT_PAGE_SIZE, FanoutSettings
-from shopfeed.platform import batch_writes, clients, dynamo, queues
-from shopfeed.platform.config import settings
-from shopfeed.platform.observability import logger, metrics
+from shopfeed.feed.models import Delivery, FeedEntry
+from shopfeed.feed.settings import FANOUT_PAGE_SIZE
+from shopfeed.platform import batch_writes, dynamo, queues, streams
+from shopfeed.platform.dynamo import BASE_TABLE
+from shopfeed.platform.pagination import UNSIGNED, query_page
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
-    from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_dynamodb.type_defs import WriteRequestTypeDef
 
 PAGE_SIZE: Final = FANOUT_PAGE_SIZE
 
@@ -86,16 +84,8 @@ class FanoutStore(Protocol):
         ...
 
 
-class TaskQueue(Protocol):
-    """The fanout queue (SqsTaskQueue, or an in-memory fake)."""
-
-    def send(self, tasks: Sequence[FanoutTask]) -> dict[int, str]:
-        """Enqueue ``tasks``; returns why each refused one failed, by its position in ``tasks``."""
-        ...
-
-
-class TasksNotQueued(Exception):
-    """The queue refused a task: the message (or stream record) that made it fails and comes back."""
+TaskQueue = queues.TaskQueue[FanoutTask]
+"""The fanout queue (``platform.queues``, or an in-memory fake)."""
 
 
 @dataclass(frozen=True)
@@ -132,107 +122,59 @@ def _continue(task: FanoutTask, page: FollowerPage, queue: TaskQueue) -> None:
     # After the writes, never before: if this invocation fails, its message comes back and the chain
     # goes on from here, instead of a second chain running from the next page on.
     if page.next_page is not None and (refused := queue.send([task.at(page.next_page)])):
-        raise TasksNotQueued(refused[0])
-
-
-# -- adapters ------------------------------------------------------------------------------------
-
-
-class SqsTaskQueue:
-    """The fanout queue in SQS: one message per task, its body the task as JSON."""
-
-    def __init__(self, client: "SQSClient", queue_url: str) -> None:
-        self._client = client
-        self._queue_url = queue_url
-
-    def send(self, tasks: Sequence[FanoutTask]) -> dict[int, str]:
-        return queues.send_all(self._client, self._queue_url, [task.model_dump_json() for task in tasks])
+        raise queues.TaskNotQueued(refused[0])
 
 
 class FanoutRepository:
     """Every FeedTable call of fanout: follower pages, the post check, feed entries in and out."""
 
-    def __init__(self, client: "DynamoDBClient", table: str, sleep: batch_writes.Sleep = time.sleep) -> None:
-        self._client = client
+    def __init__(self, table: dynamo.Table, sleep: batch_writes.Sleep = time.sleep) -> None:
         self._table = table
         self._sleep = sleep
 
     def followers(self, author_id: str, page: str | None, limit: int) -> FollowerPage:
-        query: dict[str, Any] = {}
-        if page is not None:
-            query["ExclusiveStartKey"] = json.loads(page)
-        response = self._client.query(
-            TableName=self._table,
-            KeyConditionExpression="PK = :author AND begins_with(SK, :follower)",
-            ExpressionAttributeValues={
-                ":author": dynamo.value(keys.user_partition(author_id)),
-                ":follower": dynamo.value(keys.FOLLOWER),
-            },
-            # Only the edge's key: it names the follower, and a smaller page reads fewer units.
-            ProjectionExpression="PK, SK",
-            # One more than a page: an audience that ends on a page boundary queues no empty last page.
-            Limit=limit + 1,
-            **query,
+        # The page travels in the worker's own queue messages, never through a client: unsigned.
+        edges, next_page = query_page(
+            self._table,
+            UNSIGNED,
+            f"fanout:{author_id}",
+            BASE_TABLE,
+            keys.user_partition(author_id),
+            limit,
+            page,
+            where=lambda sk: sk.begins_with(keys.FOLLOWER),
         )
-        edges = response["Items"]
-        followers = [keys.parse_follower_id(edge["SK"]["S"]) for edge in edges[:limit]]
-        resume: Any = edges[limit - 1] if len(edges) > limit else response.get("LastEvaluatedKey")
-        return FollowerPage(followers, json.dumps(resume, sort_keys=True) if resume else None)
+        return FollowerPage([keys.parse_follower_id(str(edge["SK"])) for edge in edges], next_page)
 
     def post_exists(self, post_id: str) -> bool:
-        response = self._client.get_item(
-            TableName=self._table,
-            Key=dynamo.serialize(keys.post(post_id)),
-            ConsistentRead=True,
-            ProjectionExpression="PK",
-        )
-        return "Item" in response
+        return self._table.get(keys.post(post_id), consistent=True) is not None
 
     def add_entries(self, entry: FeedEntry, followers: Sequence[str]) -> None:
-        requests = [{"PutRequest": {"Item": dynamo.serialize(items.feed_entry_item(f, entry))}} for f in followers]
-        self._write(requests)
+        self._write([{"PutRequest": {"Item": dynamo.serialize(items.feed_entry_item(f, entry))}} for f in followers])
 
     def remove_entries(self, entry: FeedEntry, followers: Sequence[str]) -> None:
-        requests = [
-            {"DeleteRequest": {"Key": dynamo.serialize(keys.feed_entry(f, entry.created_at, entry.post_id))}}
-            for f in followers
-        ]
-        self._write(requests)
+        self._write(
+            [
+                {"DeleteRequest": {"Key": dynamo.serialize(keys.feed_entry(f, entry.created_at, entry.post_id))}}
+                for f in followers
+            ]
+        )
 
-    def _write(self, requests: list[Any]) -> None:
-        batch_writes.write_all(self._client, self._table, requests, sleep=self._sleep)
-
-
-# -- composition ---------------------------------------------------------------------------------
+    def _write(self, requests: Sequence["WriteRequestTypeDef"]) -> None:
+        batch_writes.write_all(self._table.client, self._table.name, requests, sleep=self._sleep)
 
 
-def task_queue(config: FanoutSettings) -> SqsTaskQueue:
-    """The fanout queue as the worker and the stream consumer use it in AWS. Cheap to call per batch:
-    the clients are made once per container by their factories."""
-    return SqsTaskQueue(clients.sqs(), config.fanout_queue_url)
+# -- the stream's side ---------------------------------------------------------------------------
+
+_ACTIONS = {streams.ChangeKind.INSERT: FanoutAction.ADD, streams.ChangeKind.REMOVE: FanoutAction.REMOVE}
 
 
-def ports(config: FanoutSettings) -> tuple[FanoutRepository, SqsTaskQueue]:
-    """The worker's table and queue."""
-    return FanoutRepository(clients.dynamodb(), config.feed_table_name), task_queue(config)
-
-
-def handle_message(body: str) -> PageReport:
-    """The worker's record handler: one queue message, one page. A malformed body raises (pydantic's
-    ValidationError): the message fails on its own and, after the queue's maxReceiveCount, reaches
-    the dead-letter queue. So does a page DynamoDB keeps refusing (UnprocessedWrites)."""
-    task = FanoutTask.model_validate_json(body)
-    config = settings(FanoutSettings)
-    report = run_page(task, *ports(config), page_size=config.fanout_page_size)
-    logger.info(
-        "fanout page done",
-        action=task.action,
-        post_id=task.entry.post_id,
-        written=report.written,
-        removed=report.removed,
-        continued=report.continued,
-        post_gone=report.post_gone,
-    )
-    metrics.add_metric(name="FanoutEntriesWritten", unit="Count", value=report.written)
-    metrics.add_metric(name="FanoutEntriesRemoved", unit="Count", value=report.removed)
-    return report
+def fanout_task(change: streams.ItemChange) -> FanoutTask | None:
+    """The first task of a post written or removed; None for a MODIFY (posts are immutable: it is a
+    counter changing) and for a pulled post (followers merge it at read time). A redelivered record
+    queues its task again: the worker writes the same keys."""
+    action = _ACTIONS.get(change.kind)
+    if action is None:
+        return None
+    post = items.post_from(change.image or {})
+    return FanoutTask(action=action, entry=items.entry_of(post)) if post.delivery is Delivery.FANOUT else None

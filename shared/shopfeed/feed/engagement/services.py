@@ -12,8 +12,8 @@ from shopfeed.platform.identity import OPS, Caller
 from shopfeed.platform.models import Page
 
 
-class Social(Protocol):
-    """The storage port (SocialRepository)."""
+class Engagement(Protocol):
+    """The storage port (EngagementRepository)."""
 
     def add_like(self, like: Like) -> tuple[Like, bool]: ...
     def remove_like(self, post_id: str, user_id: str) -> bool: ...
@@ -31,31 +31,33 @@ class Social(Protocol):
 # -- likes ----------------------------------------------------------------------------------------
 
 
-def like_post(store: services.Feed, social: Social, caller: Caller, post_id: str) -> tuple[Like, bool]:
+def like_post(store: services.Feed, engagement: Engagement, caller: Caller, post_id: str) -> tuple[Like, bool]:
     """Like a post: the like and whether this call made it (one like per user per post). Two round
     trips: the post is read for its author (the notification's recipient), then the like is put in a
     transaction that checks the post again (a post deleted in between is still 404)."""
     post = services.read_post(store, post_id)
     like = Like(post_id=post_id, user_id=caller.user_id, post_author_id=post.author_id, liked_at=iso(utc_now()))
-    return social.add_like(like)
+    return engagement.add_like(like)
 
 
-def unlike_post(social: Social, caller: Caller, post_id: str) -> None:
+def unlike_post(engagement: Engagement, caller: Caller, post_id: str) -> None:
     """Unliking a post not liked (or gone) changes nothing."""
-    social.remove_like(post_id, caller.user_id)
+    engagement.remove_like(post_id, caller.user_id)
 
 
-def list_likes(store: services.Feed, social: Social, post_id: str, limit: int, cursor: str | None) -> Page[Like]:
+def list_likes(
+    store: services.Feed, engagement: Engagement, post_id: str, limit: int, cursor: str | None
+) -> Page[Like]:
     """A deleted post's likes are unreachable at once (its items are removed later, by the stream)."""
     services.read_post(store, post_id)
-    return social.list_likes(post_id, limit, cursor)
+    return engagement.list_likes(post_id, limit, cursor)
 
 
 # -- comments -------------------------------------------------------------------------------------
 
 
 def add_comment(
-    store: services.Feed, social: Social, caller: Caller, request: IdempotentRequest, post_id: str, text: str
+    store: services.Feed, engagement: Engagement, caller: Caller, request: IdempotentRequest, post_id: str, text: str
 ) -> Created[Comment]:
     """A retry with the same Idempotency-Key answers the first comment."""
     post = services.read_post(store, post_id)
@@ -68,44 +70,46 @@ def add_comment(
         text=text,
         created_at=iso(moment),
     )
-    return social.add_comment(comment, request, moment)
+    return engagement.add_comment(comment, request, moment)
 
 
-def list_comments(store: services.Feed, social: Social, post_id: str, limit: int, cursor: str | None) -> Page[Comment]:
+def list_comments(
+    store: services.Feed, engagement: Engagement, post_id: str, limit: int, cursor: str | None
+) -> Page[Comment]:
     services.read_post(store, post_id)
-    return social.list_comments(post_id, limit, cursor)
+    return engagement.list_comments(post_id, limit, cursor)
 
 
-def delete_comment(social: Social, caller: Caller, post_id: str, comment_id: str) -> None:
+def delete_comment(engagement: Engagement, caller: Caller, post_id: str, comment_id: str) -> None:
     """By the comment's author or the post's author (the comment carries both)."""
-    comment = social.get_comment(post_id, comment_id)
+    comment = engagement.get_comment(post_id, comment_id)
     if comment is None:
         raise NotFound("comment", comment_id)
     if caller.user_id not in (comment.author_id, comment.post_author_id):
         raise Forbidden("delete another user's comment")
-    social.delete_comment(post_id, comment_id)
+    engagement.delete_comment(post_id, comment_id)
 
 
 # -- notifications --------------------------------------------------------------------------------
 
 
 def list_notifications(
-    social: Social, caller: Caller, unread: bool, limit: int, cursor: str | None
+    engagement: Engagement, caller: Caller, unread: bool, limit: int, cursor: str | None
 ) -> Page[Notification]:
-    return social.list_notifications(caller.user_id, unread, limit, cursor)
+    return engagement.list_notifications(caller.user_id, unread, limit, cursor)
 
 
-def mark_read(social: Social, caller: Caller, notification_id: str) -> Notification:
-    return social.mark_read(caller.user_id, notification_id, iso(utc_now()))
+def mark_read(engagement: Engagement, caller: Caller, notification_id: str) -> Notification:
+    return engagement.mark_read(caller.user_id, notification_id, iso(utc_now()))
 
 
-def mark_all_read(social: Social, caller: Caller) -> int:
-    return social.mark_all_read(caller.user_id, iso(utc_now()))
+def mark_all_read(engagement: Engagement, caller: Caller) -> int:
+    return engagement.mark_all_read(caller.user_id, iso(utc_now()))
 
 
 # -- leaderboard ----------------------------------------------------------------------------------
 
 
-def top_authors(social: Social, caller: Caller, month: str) -> list[LeaderboardEntry]:
+def top_authors(engagement: Engagement, caller: Caller, month: str) -> list[LeaderboardEntry]:
     caller.require(OPS, "read the leaderboard")
-    return social.top_authors(month)
+    return engagement.top_authors(month)

@@ -34,7 +34,7 @@ LEADERBOARD_SIZE: Final = 100
 _MARK_ALL_PAGE: Final = 100
 
 
-class SocialRepository:
+class EngagementRepository:
     def __init__(self, table: dynamo.Table, cursors: CursorCodec) -> None:
         self._table = table
         self._cursors = cursors
@@ -60,10 +60,7 @@ class SocialRepository:
 
     def remove_like(self, post_id: str, user_id: str) -> bool:
         """One DeleteItem by the natural key; whether there was a like."""
-        response = self._table.client.delete_item(
-            TableName=self._table.name, Key=dynamo.serialize(keys.like(post_id, user_id)), ReturnValues="ALL_OLD"
-        )
-        return "Attributes" in response
+        return self._table.delete(keys.like(post_id, user_id)) is not None
 
     def get_like(self, post_id: str, user_id: str) -> Like | None:
         item = self._table.get(keys.like(post_id, user_id))
@@ -107,9 +104,7 @@ class SocialRepository:
         return items.comment_from(item) if item else None
 
     def delete_comment(self, post_id: str, comment_id: str) -> None:
-        self._table.client.delete_item(
-            TableName=self._table.name, Key=dynamo.serialize(keys.comment(post_id, comment_id))
-        )
+        self._table.delete(keys.comment(post_id, comment_id))
 
     def list_comments(self, post_id: str, limit: int, cursor: str | None) -> Page[Comment]:
         """One Query on the post's partition, comments only, oldest first (ULIDs sort by time)."""
@@ -199,9 +194,4 @@ class SocialRepository:
     # -- building blocks -------------------------------------------------------------------------
 
     def _post_exists(self, post_id: str) -> "TransactWriteItemTypeDef":
-        check: dict[str, Any] = {
-            "TableName": self._table.name,
-            "Key": dynamo.serialize(keys.post(post_id)),
-            "ConditionExpression": "attribute_exists(PK)",
-        }
-        return {"ConditionCheck": check}  # type: ignore[typeddict-item]
+        return self._table.check_op(keys.post(post_id), Attr(dynamo.PARTITION).exists())

@@ -1,0 +1,104 @@
+"""The feed's record handlers: one per effect of a FeedTable write (``functions/feed_stream`` maps
+each record type to its effects), and the fanout worker's message handler.
+
+Each stream handler gets every record of the batch routed to it (of one type or several) and answers
+the failed ones. Each is idempotent, because Lambda redelivers records (a whole batch after an error,
+everything after the first failed record after a partial batch response): counters through
+``platform.counters`` (one write per target per batch, each record counted once), notifications put
+only if absent, fanout tasks and search documents that write the same keys and versions again.
+Ports come from ``feed.bootstrap``, built once per container.
+"""
+
+from collections.abc import Sequence
+
+from shopfeed.feed import bootstrap, keys
+from shopfeed.feed.engagement import cleanup, notifications
+from shopfeed.feed.engagement.counters import counted_on_leaderboard, counted_on_posts, post_gone
+from shopfeed.feed.follows.counters import counted_on_profiles
+from shopfeed.feed.home import fanout
+from shopfeed.feed.posts.search import POST_PROJECTION
+from shopfeed.platform import counters, queues, search_sync, streams
+from shopfeed.platform.clock import utc_now
+from shopfeed.platform.observability import logger, metrics
+
+
+def _applied(target: str, change: streams.ItemChange) -> keys.Key:
+    return keys.applied_record(target, change.sequence_number)
+
+
+def _count(
+    changes: Sequence[streams.ItemChange], rule: counters.CountRule, *, must_exist: bool = True
+) -> streams.Failures:
+    uncounted = counters.count(bootstrap.table(), _applied, changes, rule, utc_now(), must_exist=must_exist)
+    for sequence_number, error in uncounted.items():
+        logger.warning("record not counted", sequence_number=sequence_number, error=str(error))
+    metrics.add_metric(name="FeedCounterFailed", unit="Count", value=len(uncounted))
+    return uncounted
+
+
+def fan_out(changes: Sequence[streams.ItemChange]) -> streams.Failures:
+    """Posts written or removed → the first fanout task of each on the fanout queue (``home.fanout``)."""
+    return queues.enqueue(
+        changes, fanout.fanout_task, bootstrap.fanout_queue(), metric="FanoutTaskQueued", unqueued="post not fanned out"
+    )
+
+
+def count_on_profiles(changes: Sequence[streams.ItemChange]) -> streams.Failures:
+    """Posts and follows → their profiles' counters. Routed for both types, so it sees both at once: a
+    profile a post and a follow touch in one batch takes one write."""
+    return _count(changes, counted_on_profiles)
+
+
+def count_on_posts(changes: Sequence[streams.ItemChange]) -> streams.Failures:
+    """Likes and comments → their post's counters; a count whose post is gone is dropped, not retried."""
+    failures = _count(changes, counted_on_posts)
+    for sequence_number in [key for key, error in failures.items() if post_gone(error)]:
+        logger.info("count dropped: its post is gone", sequence_number=sequence_number)
+        del failures[sequence_number]
+    return failures
+
+
+def count_on_leaderboard(changes: Sequence[streams.ItemChange]) -> streams.Failures:
+    """Follows → the followee's entry of the month (created on its first count)."""
+    return _count(changes, counted_on_leaderboard, must_exist=False)
+
+
+def notify(changes: Sequence[streams.ItemChange]) -> streams.Failures:
+    """New likes, comments and follows → their notifications, then the likes counted on the collapsed
+    ones (which the put made, so the count finds them)."""
+    failures = notifications.put_notifications(bootstrap.table(), changes)
+    return {**_count(changes, notifications.counted_on_notifications), **failures}
+
+
+def remove_engagement(changes: Sequence[streams.ItemChange]) -> streams.Failures:
+    """Posts removed → their likes and comments deleted."""
+    removed = cleanup.remove_engagement(bootstrap.table(), changes)
+    metrics.add_metric(name="EngagementRemoved", unit="Count", value=removed)
+    return {}
+
+
+def sync_post_search(changes: Sequence[streams.ItemChange]) -> streams.Failures:
+    """Posts → the posts index, versioned so that no redelivery or reordering regresses a document or
+    undoes a delete (``platform.search_sync``); a post the index refuses fails alone. A MODIFY of a
+    post is a counter changing (same version): it writes nothing."""
+    return search_sync.sync_records(changes, POST_PROJECTION, bootstrap.search_index())
+
+
+def fan_out_page(body: str) -> fanout.PageReport:
+    """The worker's record handler: one queue message, one page. A malformed body raises (pydantic's
+    ValidationError): the message fails on its own and, after the queue's maxReceiveCount, reaches
+    the dead-letter queue. So does a page DynamoDB keeps refusing (UnprocessedWrites)."""
+    task = fanout.FanoutTask.model_validate_json(body)
+    report = fanout.run_page(task, bootstrap.fanout_store(), bootstrap.fanout_queue(), bootstrap.fanout_page_size())
+    logger.info(
+        "fanout page done",
+        action=task.action,
+        post_id=task.entry.post_id,
+        written=report.written,
+        removed=report.removed,
+        continued=report.continued,
+        post_gone=report.post_gone,
+    )
+    metrics.add_metric(name="FanoutEntriesWritten", unit="Count", value=report.written)
+    metrics.add_metric(name="FanoutEntriesRemoved", unit="Count", value=report.removed)
+    return report

@@ -1,0 +1,1 @@
+"""Follows: the profile counters that follow edges (and posts, counted with them) keep."""
