@@ -13,7 +13,7 @@ from shopfeed.commerce.archive_repository import ArchiveRepository
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import utc_now
 from shopfeed.platform.objects import S3Objects
-from shopfeed.platform.search_rebuild import Pace
+from shopfeed.platform.search.rebuild import Pace
 from tests.support.apigw import sample
 from tests.support.archive import (
     Bucket,

@@ -11,7 +11,7 @@ from functions.commerce_stream.app import lambda_handler
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.search import PRODUCT_PROJECTION
 from shopfeed.platform import clients, dynamo, exactly_once, streams
-from shopfeed.platform.search_sync import sync
+from shopfeed.platform.search.sync import sync
 from tests.integration.outbox_support import (
     STREAM_FUNCTION,
     CommerceStream,

@@ -8,7 +8,7 @@ from shopfeed.commerce import keys
 from shopfeed.commerce.search import PRODUCT_PROJECTION, PRODUCTS, product_document
 from shopfeed.platform import clients, streams
 from shopfeed.platform.search import SearchIndex, SearchQuery
-from shopfeed.platform.search_sync import SyncReport, sync
+from shopfeed.platform.search.sync import SyncReport, sync
 from tests.integration.outbox_support import CommerceStream
 from tests.support.client import ApiClient
 from tests.support.factories import create_product

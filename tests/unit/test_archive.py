@@ -13,7 +13,7 @@ from shopfeed.platform import dynamo
 from shopfeed.platform.errors import Forbidden
 from shopfeed.platform.identity import OPS, Caller
 from shopfeed.platform.models import Page
-from shopfeed.platform.search_rebuild import Pace
+from shopfeed.platform.search.rebuild import Pace
 from tests.unit.builders import euros, line_of, order, product
 
 ORDER_ID = "01JQ8Z6V4C0000000000000000"

@@ -22,7 +22,7 @@ from boto3.dynamodb.conditions import Attr
 
 from shopfeed.commerce import items, keys
 from shopfeed.platform import clients, dynamo
-from shopfeed.platform.search_rebuild import Pace
+from shopfeed.platform.search.rebuild import Pace
 
 _ATTRIBUTES = ("PK", "SK", "entity_type", "order_id", "placed_at", "product_id")
 

@@ -27,12 +27,13 @@ from shopfeed.commerce.settings import (
 from shopfeed.commerce.shipment_repository import ShipmentQueries, ShipmentRepository
 from shopfeed.commerce.snapshot_repository import SnapshotQueries, SnapshotRepository
 from shopfeed.commerce.snapshots import SnapshotPorts
-from shopfeed.platform import clients, dynamo, search_engine
+from shopfeed.platform import clients, dynamo
 from shopfeed.platform.config import settings
 from shopfeed.platform.cursors import CursorCodec, signing_key
 from shopfeed.platform.outbox import OutboxRepository
 from shopfeed.platform.publisher import EventBridgePublisher
 from shopfeed.platform.search import SearchIndex
+from shopfeed.platform.search import engine as search_engine
 
 if TYPE_CHECKING:
     from shopfeed.commerce.archive import ArchivePorts

@@ -13,9 +13,11 @@ from functools import cache
 from typing import Any, Final
 
 from shopfeed.feed import items
-from shopfeed.platform import dynamo, search_engine, search_sync, streams
+from shopfeed.platform import dynamo, streams
 from shopfeed.platform.search import IndexSpec, SearchIndex, SearchPage, SearchQuery
-from shopfeed.platform.search_sync import Projection
+from shopfeed.platform.search import engine as search_engine
+from shopfeed.platform.search import sync as search_sync
+from shopfeed.platform.search.sync import Projection
 
 POSTS: Final = IndexSpec(
     alias="posts",
@@ -80,6 +82,6 @@ def search_index() -> SearchIndex | None:
 
 def sync_post_search(changes: Sequence[streams.ItemChange]) -> streams.Failures:
     """Post changes → the posts index, versioned so that no redelivery or reordering regresses a
-    document or undoes a delete (``platform.search_sync``); a post the index refuses fails alone.
+    document or undoes a delete (``platform.search.sync``); a post the index refuses fails alone.
     A MODIFY of a post is a counter changing (same version): it writes nothing."""
     return search_sync.sync_records(changes, POST_PROJECTION, search_index())

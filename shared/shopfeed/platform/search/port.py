@@ -1,7 +1,7 @@
 """The search port: keep documents in a full-text index and query them by relevance.
 
 Stream consumers write, routes query, and neither knows the engine: Amazon OpenSearch Service in AWS,
-an embedded OpenSearch-API engine locally (both through ``platform.opensearch``), an in-memory fake in
+an embedded OpenSearch-API engine locally (both through ``platform.search.opensearch``), an in-memory fake in
 unit tests. The same contract suite runs against each.
 
 **Never regress.** Stream records arrive at least once and, across retries and shards, out of order.
