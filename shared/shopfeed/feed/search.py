@@ -14,12 +14,12 @@ from typing import Any, Final
 
 from shopfeed.feed import items
 from shopfeed.platform import dynamo, streams
-from shopfeed.platform.search import IndexSpec, SearchIndex, SearchPage, SearchQuery
+from shopfeed.platform.search import SearchIndex, SearchMapping, SearchPage, SearchQuery
 from shopfeed.platform.search import engine as search_engine
 from shopfeed.platform.search import sync as search_sync
 from shopfeed.platform.search.sync import Projection
 
-POSTS: Final = IndexSpec(
+POSTS: Final = SearchMapping(
     alias="posts",
     # Bump when the fields below change, then rebuild (docs/operations.md, "Search mapping change").
     revision=1,
