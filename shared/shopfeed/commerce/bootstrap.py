@@ -10,9 +10,9 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from shopfeed.commerce import items
-from shopfeed.commerce.payment_provider import SANDBOX, PaymentProvider, SandboxProvider
-from shopfeed.commerce.payment_repository import PaymentQueries, PaymentRepository
-from shopfeed.commerce.payment_worker import SqsPaymentQueue
+from shopfeed.commerce.payments.provider import SANDBOX, PaymentProvider, SandboxProvider
+from shopfeed.commerce.payments.repository import PaymentQueries, PaymentRepository
+from shopfeed.commerce.payments.worker import SqsPaymentQueue
 from shopfeed.commerce.repository import CommerceRepository
 from shopfeed.commerce.review_repository import ReviewRepository
 from shopfeed.commerce.settings import (

@@ -8,8 +8,9 @@ idempotent, because a partial-batch retry delivers again every record after the 
 
 from collections.abc import Sequence
 
-from shopfeed.commerce import bootstrap, payment_worker, search
-from shopfeed.commerce.payments import Settlement
+from shopfeed.commerce import bootstrap, search
+from shopfeed.commerce.payments import worker as payment_worker
+from shopfeed.commerce.payments.services import Settlement
 from shopfeed.platform import outbox, streams
 from shopfeed.platform.clock import utc_now
 from shopfeed.platform.search import sync as search_sync
