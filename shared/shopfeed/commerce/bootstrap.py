@@ -24,7 +24,7 @@ from shopfeed.commerce.settings import (
     OrderArchiverSettings,
     PaymentWorkerSettings,
 )
-from shopfeed.commerce.shipment_repository import ShipmentQueries, ShipmentRepository
+from shopfeed.commerce.shipments.repository import ShipmentQueries, ShipmentRepository
 from shopfeed.commerce.snapshot_repository import SnapshotQueries, SnapshotRepository
 from shopfeed.commerce.snapshots import SnapshotPorts
 from shopfeed.platform import clients, dynamo
