@@ -14,7 +14,7 @@ from shopfeed.commerce.payments.provider import SANDBOX, PaymentProvider, Sandbo
 from shopfeed.commerce.payments.repository import PaymentQueries, PaymentRepository
 from shopfeed.commerce.payments.worker import SqsPaymentQueue
 from shopfeed.commerce.repository import CommerceRepository
-from shopfeed.commerce.review_repository import ReviewRepository
+from shopfeed.commerce.reviews.repository import ReviewRepository
 from shopfeed.commerce.settings import (
     CommerceApiSettings,
     CommerceOutboxSettings,

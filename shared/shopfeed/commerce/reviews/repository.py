@@ -3,7 +3,7 @@
 Same rules as ``commerce.repository``: domain models out, failed conditions turned into domain errors
 here (read by transaction label), cursors owned here. Round trips are named on every method. Reads
 are plain queries over the shared pager; the product's rating counters are the stream consumer's
-(``commerce.ratings``), never written here.
+(``commerce.reviews.ratings``), never written here.
 """
 
 from typing import Final
