@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 
 from functions.order_archiver.app import lambda_handler as order_archiver
-from shopfeed.commerce import archive_restore, backfill, items, keys
-from shopfeed.commerce.archive_repository import ArchiveRepository
+from shopfeed.commerce import items, keys
+from shopfeed.commerce.archive import backfill
+from shopfeed.commerce.archive import restore as archive_restore
+from shopfeed.commerce.archive.repository import ArchiveRepository
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import utc_now
 from shopfeed.platform.objects import S3Objects

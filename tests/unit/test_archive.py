@@ -6,8 +6,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shopfeed.commerce import archive, items, keys, snapshots
-from shopfeed.commerce.archive_repository import Candidate
+from shopfeed.commerce import items, keys
+from shopfeed.commerce.archive import archiver as archive
+from shopfeed.commerce.archive.repository import Candidate
+from shopfeed.commerce.inventory import snapshots
 from shopfeed.commerce.models import ArchiveBatch, BatchState, InventoryLevel, Order
 from shopfeed.platform import dynamo
 from shopfeed.platform.errors import Forbidden

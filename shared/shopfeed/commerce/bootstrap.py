@@ -10,6 +10,8 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from shopfeed.commerce import items
+from shopfeed.commerce.inventory.repository import SnapshotQueries, SnapshotRepository
+from shopfeed.commerce.inventory.snapshots import SnapshotPorts
 from shopfeed.commerce.payments.provider import SANDBOX, PaymentProvider, SandboxProvider
 from shopfeed.commerce.payments.repository import PaymentQueries, PaymentRepository
 from shopfeed.commerce.payments.worker import SqsPaymentQueue
@@ -25,8 +27,6 @@ from shopfeed.commerce.settings import (
     PaymentWorkerSettings,
 )
 from shopfeed.commerce.shipments.repository import ShipmentQueries, ShipmentRepository
-from shopfeed.commerce.snapshot_repository import SnapshotQueries, SnapshotRepository
-from shopfeed.commerce.snapshots import SnapshotPorts
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.config import settings
 from shopfeed.platform.cursors import CursorCodec, signing_key
@@ -36,7 +36,7 @@ from shopfeed.platform.search import SearchIndex
 from shopfeed.platform.search import engine as search_engine
 
 if TYPE_CHECKING:
-    from shopfeed.commerce.archive import ArchivePorts
+    from shopfeed.commerce.archive.archiver import ArchivePorts
 
 
 @cache
@@ -154,8 +154,8 @@ def shipment_lists() -> ShipmentQueries:
 def archiver() -> "ArchivePorts":
     """The archive job's table, bucket and bounds."""
     # Imported here: the API functions import this module and never run the job.
-    from shopfeed.commerce.archive import ArchivePolicy, ArchivePorts
-    from shopfeed.commerce.archive_repository import ArchiveRepository
+    from shopfeed.commerce.archive.archiver import ArchivePolicy, ArchivePorts
+    from shopfeed.commerce.archive.repository import ArchiveRepository
     from shopfeed.platform.objects import S3Objects
 
     config = settings(OrderArchiverSettings)
