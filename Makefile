@@ -62,7 +62,7 @@ REINDEXED = $(or $(INDEX),products posts)
 REINDEX_ARGS = --stack $(or $(STACK),http://127.0.0.1:3000) --rate $(or $(RATE),200)
 
 reindex: $(VENV)/.synced  ## rebuild search indexes from the tables of a running `make dev` (INDEX=products|posts, RATE=200/s)
-	$(if $(filter products,$(REINDEXED)),$(PY) -m shopfeed.commerce.reindex $(REINDEX_ARGS))
+	$(if $(filter products,$(REINDEXED)),$(PY) -m shopfeed.commerce.catalog.reindex $(REINDEX_ARGS))
 	$(if $(filter posts,$(REINDEXED)),$(PY) -m shopfeed.feed.reindex $(REINDEX_ARGS))
 
 backfill: $(VENV)/.synced  ## give orders and products stored before the archive and snapshot indexes their keys (RATE=200/s)

@@ -3,8 +3,8 @@
 import pytest
 
 from shopfeed.commerce import items
-from shopfeed.commerce.reindex import PRODUCTS_SOURCE
-from shopfeed.commerce.search import PRODUCTS
+from shopfeed.commerce.catalog.reindex import PRODUCTS_SOURCE
+from shopfeed.commerce.catalog.search import PRODUCTS
 from shopfeed.platform import clients
 from shopfeed.platform.search import Remove, SearchIndex, SearchQuery, reindex
 from shopfeed.platform.search.rebuild import Pace

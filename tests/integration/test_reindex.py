@@ -4,7 +4,7 @@
 from collections.abc import Iterator, Sequence
 
 from shopfeed.commerce import items
-from shopfeed.commerce.search import PRODUCT_PROJECTION, PRODUCTS
+from shopfeed.commerce.catalog.search import PRODUCT_PROJECTION, PRODUCTS
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.search import SearchIndex, reindex
 from shopfeed.platform.search.rebuild import Pace, rebuild

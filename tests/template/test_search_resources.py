@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from local import cfn
-from shopfeed.commerce.search import PRODUCTS
+from shopfeed.commerce.catalog.search import PRODUCTS
 from shopfeed.feed.search import POSTS
 from shopfeed.platform.search import SearchMapping
 

@@ -8,7 +8,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from shopfeed.commerce.repository import CommerceRepository
+from shopfeed.commerce.orders.repository import CommerceRepository
 from shopfeed.platform import dynamo
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.dynamo import transactions

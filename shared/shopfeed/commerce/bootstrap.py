@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 from shopfeed.commerce import items
 from shopfeed.commerce.inventory.repository import SnapshotQueries, SnapshotRepository
 from shopfeed.commerce.inventory.snapshots import SnapshotPorts
+from shopfeed.commerce.orders.repository import CommerceRepository
 from shopfeed.commerce.payments.provider import SANDBOX, PaymentProvider, SandboxProvider
 from shopfeed.commerce.payments.repository import PaymentQueries, PaymentRepository
 from shopfeed.commerce.payments.worker import SqsPaymentQueue
-from shopfeed.commerce.repository import CommerceRepository
 from shopfeed.commerce.reviews.repository import ReviewRepository
 from shopfeed.commerce.settings import (
     CommerceApiSettings,

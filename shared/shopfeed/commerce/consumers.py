@@ -8,7 +8,8 @@ idempotent, because a partial-batch retry delivers again every record after the 
 
 from collections.abc import Sequence
 
-from shopfeed.commerce import bootstrap, search
+from shopfeed.commerce import bootstrap
+from shopfeed.commerce.catalog import search
 from shopfeed.commerce.payments import worker as payment_worker
 from shopfeed.commerce.payments.services import Settlement
 from shopfeed.platform import outbox, streams

@@ -14,7 +14,7 @@ from boto3.dynamodb.conditions import Attr
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.errors import OrderNotPayable, PaymentAmountMismatch, PaymentInProgress
 from shopfeed.commerce.models import Order, OrderStatus, PaymentAttempt, PaymentStatus
-from shopfeed.commerce.repository import read_order
+from shopfeed.commerce.orders.repository import read_order
 from shopfeed.platform import dynamo, idempotency
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.dynamo import BASE_TABLE, Transaction, Update

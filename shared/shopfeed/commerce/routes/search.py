@@ -1,11 +1,12 @@
-"""Product search (the ``products`` index; shopfeed.commerce.search): most relevant first."""
+"""Product search (the ``products`` index; shopfeed.commerce.catalog.search): most relevant first."""
 
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from shopfeed.commerce import bootstrap, search
+from shopfeed.commerce import bootstrap
+from shopfeed.commerce.catalog import search
 from shopfeed.commerce.schemas import Category, ProductHit, ProductSearchPage
 from shopfeed.platform import errors
 from shopfeed.platform.http import CurrentCaller

@@ -14,7 +14,7 @@ from boto3.dynamodb.conditions import Attr
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.errors import OrderNotShippable
 from shopfeed.commerce.models import Order, OrderStatus, Shipment, ShipmentStatus
-from shopfeed.commerce.repository import read_order
+from shopfeed.commerce.orders.repository import read_order
 from shopfeed.platform import dynamo, idempotency
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.dynamo import Transaction, Update
