@@ -62,15 +62,15 @@ REINDEXED = $(or $(INDEX),products posts)
 REINDEX_ARGS = --stack $(or $(STACK),http://127.0.0.1:3000) --rate $(or $(RATE),200)
 
 reindex: $(VENV)/.synced  ## rebuild search indexes from the tables of a running `make dev` (INDEX=products|posts, RATE=200/s)
-	$(if $(filter products,$(REINDEXED)),$(PY) -m shopfeed.commerce.reindex $(REINDEX_ARGS))
+	$(if $(filter products,$(REINDEXED)),$(PY) -m shopfeed.commerce.catalog.reindex $(REINDEX_ARGS))
 	$(if $(filter posts,$(REINDEXED)),$(PY) -m shopfeed.feed.reindex $(REINDEX_ARGS))
 
 backfill: $(VENV)/.synced  ## give orders and products stored before the archive and snapshot indexes their keys (RATE=200/s)
-	$(PY) -m shopfeed.commerce.backfill --stack $(or $(STACK),http://127.0.0.1:3000) --rate $(or $(RATE),200)
+	$(PY) -m shopfeed.commerce.archive.backfill --stack $(or $(STACK),http://127.0.0.1:3000) --rate $(or $(RATE),200)
 
 restore: $(VENV)/.synced  ## bring an archived order back from the archive bucket: make restore ORDER=<order id>
 	@test -n "$(ORDER)" || { echo "usage: make restore ORDER=<order id>"; exit 2; }
-	$(PY) -m shopfeed.commerce.archive_restore --stack $(or $(STACK),http://127.0.0.1:3000) --order-id $(ORDER)
+	$(PY) -m shopfeed.commerce.archive.restore --stack $(or $(STACK),http://127.0.0.1:3000) --order-id $(ORDER)
 
 token: $(VENV)/.synced  ## print a dev JWT: make token SUB=U100 GROUPS=admin,ops
 	@$(PY) -m local.tokens --sub "$(or $(SUB),U100)" --groups "$(GROUPS)"

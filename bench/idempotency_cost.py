@@ -23,8 +23,9 @@ from datetime import UTC, datetime
 
 from bench.markdown import table
 from bench.meter import item_size
-from shopfeed.commerce import events, items, repository
+from shopfeed.commerce import events, items
 from shopfeed.commerce.models import Order, OrderLine, OrderStatus
+from shopfeed.commerce.orders import repository
 from shopfeed.platform import dynamo, idempotency
 from shopfeed.platform.clock import iso, new_id
 from shopfeed.platform.idempotency import IdempotentRequest

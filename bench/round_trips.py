@@ -17,7 +17,7 @@ from bench.markdown import table, units
 from bench.meter import Meter, Metered
 from bench.stack import Stack
 from local.cfn import http_routes
-from shopfeed.commerce.payments import PaymentTask
+from shopfeed.commerce.payments.services import PaymentTask
 from tests.support.client import Answer, LambdaContext
 from tests.support.factories import (
     create_product,

@@ -9,7 +9,8 @@ from typing import Any
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shopfeed.commerce import bootstrap, consumers, items, ratings
+from shopfeed.commerce import bootstrap, consumers, items
+from shopfeed.commerce.reviews import ratings
 from shopfeed.platform import streams, warmup
 from shopfeed.platform.observability import logger, metrics
 

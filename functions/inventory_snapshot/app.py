@@ -4,7 +4,8 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shopfeed.commerce import bootstrap, snapshots
+from shopfeed.commerce import bootstrap
+from shopfeed.commerce.inventory import snapshots
 from shopfeed.platform import warmup
 from shopfeed.platform.clock import utc_now
 from shopfeed.platform.observability import logger, metrics

@@ -4,7 +4,8 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shopfeed.commerce import archive, bootstrap
+from shopfeed.commerce import bootstrap
+from shopfeed.commerce.archive import archiver as archive
 from shopfeed.platform import warmup
 from shopfeed.platform.observability import logger, metrics
 

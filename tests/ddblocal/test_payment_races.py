@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from shopfeed.commerce import events, items, keys
-from shopfeed.commerce.payments import PaymentTask
+from shopfeed.commerce.payments.services import PaymentTask
 from tests.ddblocal.conftest import StoredItems
 from tests.support.client import ApiClient, LambdaContext
 from tests.support.factories import create_product, if_match, line, placed_order

@@ -14,9 +14,9 @@ from shopfeed.feed import bootstrap, items, keys
 from shopfeed.feed.models import Delivery
 from shopfeed.feed.posts.search import POSTS, post_document
 from shopfeed.feed.reindex import POSTS_SOURCE
-from shopfeed.platform import clients, reindex
-from shopfeed.platform.search import Remove, SearchIndex, SearchQuery
-from shopfeed.platform.search_rebuild import Pace
+from shopfeed.platform import clients
+from shopfeed.platform.search import Remove, SearchIndex, SearchQuery, reindex
+from shopfeed.platform.search.rebuild import Pace
 from tests.ddblocal.conftest import StoredItems
 from tests.support.catalog import put_items
 from tests.support.feed_seed import register_profiles

@@ -3,11 +3,11 @@
 import pytest
 
 from shopfeed.commerce import items
-from shopfeed.commerce.reindex import PRODUCTS_SOURCE
-from shopfeed.commerce.search import PRODUCTS
-from shopfeed.platform import clients, reindex
-from shopfeed.platform.search import Remove, SearchIndex, SearchQuery
-from shopfeed.platform.search_rebuild import Pace
+from shopfeed.commerce.catalog.reindex import PRODUCTS_SOURCE
+from shopfeed.commerce.catalog.search import PRODUCTS
+from shopfeed.platform import clients
+from shopfeed.platform.search import Remove, SearchIndex, SearchQuery, reindex
+from shopfeed.platform.search.rebuild import Pace
 from tests.ddblocal.conftest import StoredItems
 from tests.support.catalog import assert_index_holds, catalog, put_items
 from tests.support.search import osmem_engine, osmem_url, search_index

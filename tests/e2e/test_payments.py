@@ -14,7 +14,7 @@ import pytest
 
 from local import cfn
 from shopfeed.commerce import keys
-from shopfeed.commerce.payments import PaymentTask
+from shopfeed.commerce.payments.services import PaymentTask
 from shopfeed.platform import dynamo
 from tests.e2e.conftest import Client, EventInbox, LocalStack
 from tests.e2e.test_orders import order_body, place

@@ -75,7 +75,7 @@ def test_make_reindex_rebuilds_the_index_of_the_running_stack(local_stack: Local
     assert found(customer, "q=shirt", "P-RED-TSHIRT")
     # when: what `make reindex` runs
     done = subprocess.run(
-        [sys.executable, "-m", "shopfeed.commerce.reindex", "--stack", local_stack.url, "--rate", "1000"],
+        [sys.executable, "-m", "shopfeed.commerce.catalog.reindex", "--stack", local_stack.url, "--rate", "1000"],
         capture_output=True,
         text=True,
         timeout=120,

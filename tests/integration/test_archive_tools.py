@@ -8,12 +8,14 @@ from typing import Any
 import pytest
 
 from functions.order_archiver.app import lambda_handler as order_archiver
-from shopfeed.commerce import archive_restore, backfill, items, keys
-from shopfeed.commerce.archive_repository import ArchiveRepository
+from shopfeed.commerce import items, keys
+from shopfeed.commerce.archive import backfill
+from shopfeed.commerce.archive import restore as archive_restore
+from shopfeed.commerce.archive.repository import ArchiveRepository
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import utc_now
 from shopfeed.platform.objects import S3Objects
-from shopfeed.platform.search_rebuild import Pace
+from shopfeed.platform.search.rebuild import Pace
 from tests.support.apigw import sample
 from tests.support.archive import (
     Bucket,

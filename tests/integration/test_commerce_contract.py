@@ -14,7 +14,7 @@ import pytest
 from shopfeed.commerce import bootstrap, items
 from shopfeed.commerce.errors import InsufficientStock, PriceChanged, StockShortage, UnknownProducts
 from shopfeed.commerce.models import MAX_ORDER_LINES, OrderStatus, Product, Restocked
-from shopfeed.commerce.services import Commerce
+from shopfeed.commerce.orders.services import Commerce
 from shopfeed.commerce.settings import CommerceApiSettings
 from shopfeed.platform.clock import iso
 from shopfeed.platform.config import settings

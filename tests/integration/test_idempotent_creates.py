@@ -4,8 +4,8 @@ import zlib
 
 import pytest
 
-from shopfeed.commerce import repository
 from shopfeed.commerce.models import Order
+from shopfeed.commerce.orders import repository
 from shopfeed.platform import clients, dynamo, idempotency
 from shopfeed.platform.idempotency import Snapshot
 from tests.support.client import ApiClient

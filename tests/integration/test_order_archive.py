@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from functions.order_archiver.app import lambda_handler as order_archiver
-from shopfeed.commerce import archive, items, keys
+from shopfeed.commerce import items, keys
+from shopfeed.commerce.archive import archiver as archive
 from shopfeed.commerce.models import Order
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import iso, utc_now

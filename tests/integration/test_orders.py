@@ -5,8 +5,9 @@ from typing import Any
 
 import pytest
 
-from shopfeed.commerce import bootstrap, events, items, services
+from shopfeed.commerce import bootstrap, events, items
 from shopfeed.commerce.models import MAX_ORDER_LINES, OrderStatus
+from shopfeed.commerce.orders import services
 from shopfeed.platform.idempotency import ENTITY_TYPE as IDEMPOTENCY_KEY
 from tests.support.calls import dynamodb_calls
 from tests.support.client import ApiClient

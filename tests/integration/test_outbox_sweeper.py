@@ -7,7 +7,8 @@ import pytest
 
 from functions.commerce_stream.app import lambda_handler as commerce_stream
 from functions.outbox_sweeper.app import lambda_handler as outbox_sweeper
-from shopfeed.commerce import items, services
+from shopfeed.commerce import items
+from shopfeed.commerce.orders import services
 from shopfeed.platform.publisher import EventBusUnavailable
 from tests.integration.outbox_support import (
     STREAM_FUNCTION,

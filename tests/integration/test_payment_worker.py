@@ -13,7 +13,7 @@ from functions.commerce_stream.app import lambda_handler as consumer
 from functions.payment_worker.app import lambda_handler as worker
 from shopfeed.commerce import events, items, keys
 from shopfeed.commerce.models import OrderStatus
-from shopfeed.commerce.payment_provider import Approved, Declined, ProviderUnavailable, SandboxProvider
+from shopfeed.commerce.payments.provider import Approved, Declined, ProviderUnavailable, SandboxProvider
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import derived_id
 from tests.integration.outbox_support import STREAM_FUNCTION, Subscriber, batch

@@ -12,7 +12,7 @@ import pytest
 from shopfeed.commerce import bootstrap, events, items
 from shopfeed.commerce.errors import OrderNotPayable, PaymentAmountMismatch, PaymentInProgress
 from shopfeed.commerce.models import Order, OrderStatus, PaymentAttempt, PaymentStatus
-from shopfeed.commerce.payments import Payments
+from shopfeed.commerce.payments.services import Payments
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import iso, new_id
 from shopfeed.platform.errors import IdempotencyKeyReused, NotFound

@@ -12,7 +12,7 @@ from shopfeed.feed import items, keys
 from shopfeed.feed.posts.search import POST_PROJECTION, POSTS, post_document
 from shopfeed.platform import clients, dynamo, streams
 from shopfeed.platform.search import SearchIndex
-from shopfeed.platform.search_sync import SyncReport, sync
+from shopfeed.platform.search.sync import SyncReport, sync
 from tests.integration.outbox_support import CommerceStream, batch, failed_sequence_numbers
 from tests.integration.test_feed_stream import FEED_STREAM, TABLE
 from tests.support.client import ApiClient

@@ -4,10 +4,10 @@
 from collections.abc import Iterator, Sequence
 
 from shopfeed.commerce import items
-from shopfeed.commerce.search import PRODUCT_PROJECTION, PRODUCTS
-from shopfeed.platform import clients, dynamo, reindex
-from shopfeed.platform.search import SearchIndex
-from shopfeed.platform.search_rebuild import Pace, rebuild
+from shopfeed.commerce.catalog.search import PRODUCT_PROJECTION, PRODUCTS
+from shopfeed.platform import clients, dynamo
+from shopfeed.platform.search import SearchIndex, reindex
+from shopfeed.platform.search.rebuild import Pace, rebuild
 from tests.support.catalog import assert_index_holds, catalog, put_items
 from tests.support.search import osmem_engine, osmem_url, search_index
 from tests.support.tables import table_items

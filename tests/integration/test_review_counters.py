@@ -9,9 +9,9 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 
 from functions.commerce_stream.app import lambda_handler
 from shopfeed.commerce import items, keys
-from shopfeed.commerce.search import PRODUCT_PROJECTION
+from shopfeed.commerce.catalog.search import PRODUCT_PROJECTION
 from shopfeed.platform import clients, dynamo, exactly_once, streams
-from shopfeed.platform.search_sync import sync
+from shopfeed.platform.search.sync import sync
 from tests.integration.outbox_support import (
     STREAM_FUNCTION,
     CommerceStream,

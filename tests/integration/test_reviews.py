@@ -30,7 +30,7 @@ REVIEWS = f"/products/{PRODUCT}/reviews"
 def clock(monkeypatch: pytest.MonkeyPatch) -> SteppingClock:
     """Every review is written one second after the one before (their order is the test's)."""
     stepping = SteppingClock(datetime(2026, 11, 22, 10, tzinfo=UTC))
-    monkeypatch.setattr("shopfeed.commerce.reviews.utc_now", stepping)
+    monkeypatch.setattr("shopfeed.commerce.reviews.services.utc_now", stepping)
     return stepping
 
 

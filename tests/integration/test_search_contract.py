@@ -9,10 +9,10 @@ import uuid
 import pytest
 
 from shopfeed.platform.search import (
-    IndexSpec,
     Outcome,
     Remove,
     SearchIndex,
+    SearchMapping,
     SearchQuery,
     SearchWriteFailed,
     Upsert,
@@ -25,9 +25,9 @@ FIELDS = ("name^3", "description")
 
 
 @pytest.fixture
-def spec() -> IndexSpec:
+def spec() -> SearchMapping:
     # A fresh alias per test: a shared real cluster keeps what earlier runs wrote.
-    return IndexSpec(
+    return SearchMapping(
         alias=f"things-{uuid.uuid4().hex[:8]}",
         revision=1,
         fields={
@@ -45,12 +45,12 @@ def thing(thing_id: str, version: int, name: str = "plain", description: str = "
     return Upsert(thing_id, version, body)
 
 
-def ids(index: SearchIndex, spec: IndexSpec, text: str, size: int = 10, **filters: str) -> list[str]:
+def ids(index: SearchIndex, spec: SearchMapping, text: str, size: int = 10, **filters: str) -> list[str]:
     index.refresh(spec)
     return [hit.doc_id for hit in index.search(spec, SearchQuery(text, FIELDS, size, filters)).hits]
 
 
-def test_ensure_index_creates_the_alias_once(search_index: SearchIndex, spec: IndexSpec) -> None:
+def test_ensure_index_creates_the_alias_once(search_index: SearchIndex, spec: SearchMapping) -> None:
     # when
     first, second = search_index.ensure_index(spec), search_index.ensure_index(spec)
     # then
@@ -58,7 +58,7 @@ def test_ensure_index_creates_the_alias_once(search_index: SearchIndex, spec: In
 
 
 def test_a_newer_version_replaces_the_document_and_an_older_or_equal_one_is_stale(
-    search_index: SearchIndex, spec: IndexSpec
+    search_index: SearchIndex, spec: SearchMapping
 ) -> None:
     # given
     search_index.write(spec, [thing("T1", 2, name="second")])
@@ -73,7 +73,7 @@ def test_a_newer_version_replaces_the_document_and_an_older_or_equal_one_is_stal
     assert (stored["T1"].version, stored["T1"].deleted, stored["T1"].body["name"]) == (3, False, "third")
 
 
-def test_a_remove_leaves_a_tombstone_that_refuses_a_late_update(search_index: SearchIndex, spec: IndexSpec) -> None:
+def test_a_remove_leaves_a_tombstone_that_refuses_a_late_update(search_index: SearchIndex, spec: SearchMapping) -> None:
     # given
     search_index.write(spec, [thing("T1", 2, name="shirt")])
     # when
@@ -86,7 +86,7 @@ def test_a_remove_leaves_a_tombstone_that_refuses_a_late_update(search_index: Se
 
 
 def test_a_remove_of_the_current_version_applies_and_of_an_older_one_is_stale(
-    search_index: SearchIndex, spec: IndexSpec
+    search_index: SearchIndex, spec: SearchMapping
 ) -> None:
     # given
     search_index.write(spec, [thing("T1", 4), thing("T2", 4)])
@@ -98,7 +98,7 @@ def test_a_remove_of_the_current_version_applies_and_of_an_older_one_is_stale(
 
 
 def test_a_remove_that_arrives_first_still_refuses_the_update_it_overtook(
-    search_index: SearchIndex, spec: IndexSpec
+    search_index: SearchIndex, spec: SearchMapping
 ) -> None:
     # when
     outcomes = search_index.write(spec, [Remove("T9", 2), thing("T9", 1, name="zombie")])
@@ -107,7 +107,7 @@ def test_a_remove_that_arrives_first_still_refuses_the_update_it_overtook(
     assert search_index.get(spec, ["T9"])["T9"].deleted is True
 
 
-def test_a_field_outside_the_mapping_fails_that_write_alone(search_index: SearchIndex, spec: IndexSpec) -> None:
+def test_a_field_outside_the_mapping_fails_that_write_alone(search_index: SearchIndex, spec: SearchMapping) -> None:
     # given
     bad = Upsert("T2", 1, {"thing_id": "T2", "name": "x", "colour": "red"})
     # when
@@ -118,7 +118,7 @@ def test_a_field_outside_the_mapping_fails_that_write_alone(search_index: Search
     assert (outcomes[1].doc_id, outcomes[1].status) == ("T2", 400)
 
 
-def test_search_orders_by_relevance_and_filters_by_keyword(search_index: SearchIndex, spec: IndexSpec) -> None:
+def test_search_orders_by_relevance_and_filters_by_keyword(search_index: SearchIndex, spec: SearchMapping) -> None:
     # given
     search_index.write(
         spec,
@@ -138,7 +138,7 @@ def test_search_orders_by_relevance_and_filters_by_keyword(search_index: SearchI
     assert everything[-1] == "A-DESC"
 
 
-def test_search_after_pages_through_every_match_once_in_order(search_index: SearchIndex, spec: IndexSpec) -> None:
+def test_search_after_pages_through_every_match_once_in_order(search_index: SearchIndex, spec: SearchMapping) -> None:
     # given: seven equally relevant documents and three that do not match
     search_index.write(spec, [thing(f"T{n}", 1, name="blue mug") for n in range(7)])
     search_index.write(spec, [thing(f"X{n}", 1, name="red plate") for n in range(3)])
@@ -156,14 +156,18 @@ def test_search_after_pages_through_every_match_once_in_order(search_index: Sear
     assert [len(page) for page in pages] == [3, 3, 1]
 
 
-def test_search_before_anything_was_indexed_answers_an_empty_page(search_index: SearchIndex, spec: IndexSpec) -> None:
+def test_search_before_anything_was_indexed_answers_an_empty_page(
+    search_index: SearchIndex, spec: SearchMapping
+) -> None:
     # when
     page = search_index.search(spec, SearchQuery("anything", FIELDS, 5))
     # then
     assert (page.hits, page.next_after) == ([], None)
 
 
-def test_a_rebuilt_index_replaces_the_live_one_under_the_same_alias(search_index: SearchIndex, spec: IndexSpec) -> None:
+def test_a_rebuilt_index_replaces_the_live_one_under_the_same_alias(
+    search_index: SearchIndex, spec: SearchMapping
+) -> None:
     # given
     search_index.write(spec, [thing("OLD", 1, name="teapot")])
     # when

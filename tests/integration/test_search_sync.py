@@ -5,10 +5,10 @@ import pytest
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 
 from shopfeed.commerce import keys
-from shopfeed.commerce.search import PRODUCT_PROJECTION, PRODUCTS, product_document
+from shopfeed.commerce.catalog.search import PRODUCT_PROJECTION, PRODUCTS, product_document
 from shopfeed.platform import clients, streams
 from shopfeed.platform.search import SearchIndex, SearchQuery
-from shopfeed.platform.search_sync import SyncReport, sync
+from shopfeed.platform.search.sync import SyncReport, sync
 from tests.integration.outbox_support import CommerceStream
 from tests.support.client import ApiClient
 from tests.support.factories import create_product

@@ -3,7 +3,7 @@
 from typing import Any
 
 from shopfeed.commerce import items
-from shopfeed.commerce.search import PRODUCTS, product_document
+from shopfeed.commerce.catalog.search import PRODUCTS, product_document
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.search import SearchIndex
 from tests.unit.builders import product

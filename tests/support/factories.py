@@ -10,7 +10,7 @@ from typing import Any
 
 from shopfeed.commerce import events, items, keys
 from shopfeed.commerce.models import Order, OrderLine, OrderStatus
-from shopfeed.commerce.repository import CommerceRepository
+from shopfeed.commerce.orders.repository import CommerceRepository
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import iso, new_id
 from shopfeed.platform.idempotency import IdempotentRequest

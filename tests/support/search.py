@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from shopfeed.platform.opensearch import connect
 from shopfeed.platform.search import SearchIndex
+from shopfeed.platform.search.opensearch import connect
 from tests.unit.search_fakes import InMemorySearchIndex
 
 ENGINES = ["in-memory", "osmem", *(["opensearch"] if os.environ.get("SEARCH_CONTRACT_ENDPOINT") else [])]

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from local import cfn
-from shopfeed.commerce import archive, keys
+from shopfeed.commerce import keys
+from shopfeed.commerce.archive import archiver as archive
 from shopfeed.commerce.settings import InventorySnapshotSettings, OrderArchiverSettings
 from shopfeed.platform.config import Settings
 from shopfeed.platform.dynamo import IndexSpec

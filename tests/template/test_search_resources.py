@@ -6,9 +6,9 @@ from typing import Any
 import pytest
 
 from local import cfn
-from shopfeed.commerce.search import PRODUCTS
+from shopfeed.commerce.catalog.search import PRODUCTS
 from shopfeed.feed.posts.search import POSTS
-from shopfeed.platform.search import IndexSpec
+from shopfeed.platform.search import SearchMapping
 
 RESOURCES = cfn.load()["Resources"]
 SEARCH_POLICIES = {name: r for name, r in RESOURCES.items() if r["Type"] == "AWS::IAM::Policy" and "Search" in name}
@@ -27,7 +27,7 @@ def policy_of(function: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("consumer", "api", "spec"), CONTEXTS, ids=[spec.alias for *_, spec in CONTEXTS])
-def test_a_context_s_consumer_and_api_are_given_the_engine(consumer: str, api: str, spec: IndexSpec) -> None:
+def test_a_context_s_consumer_and_api_are_given_the_engine(consumer: str, api: str, spec: SearchMapping) -> None:
     for function in (consumer, api):
         variables = RESOURCES[function]["Properties"]["Environment"]["Variables"]
         assert {"SEARCH_ENDPOINT", "SEARCH_SIGNING_SERVICE"} <= set(variables), function
@@ -35,7 +35,7 @@ def test_a_context_s_consumer_and_api_are_given_the_engine(consumer: str, api: s
 
 @pytest.mark.parametrize(("consumer", "api", "spec"), CONTEXTS, ids=[spec.alias for *_, spec in CONTEXTS])
 def test_an_api_may_only_read_and_search_its_own_index_of_the_created_domain(
-    consumer: str, api: str, spec: IndexSpec
+    consumer: str, api: str, spec: SearchMapping
 ) -> None:
     statement = policy_of(api)
     assert sorted(statement["Action"]) == ["aoss:APIAccessAll", "es:ESHttpGet", "es:ESHttpPost"]
@@ -44,7 +44,7 @@ def test_an_api_may_only_read_and_search_its_own_index_of_the_created_domain(
 
 
 @pytest.mark.parametrize(("consumer", "api", "spec"), CONTEXTS, ids=[spec.alias for *_, spec in CONTEXTS])
-def test_a_consumer_may_write_but_never_delete(consumer: str, api: str, spec: IndexSpec) -> None:
+def test_a_consumer_may_write_but_never_delete(consumer: str, api: str, spec: SearchMapping) -> None:
     statement = policy_of(consumer)
     assert "es:ESHttpDelete" not in statement["Action"]
     assert "es:ESHttpPut" in statement["Action"]

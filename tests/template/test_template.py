@@ -169,7 +169,7 @@ def test_sam_build_packages_every_function_and_the_layer(tmp_path: Path) -> None
     assert result.returncode == 0, result.stdout + result.stderr
     for name in FUNCTIONS:
         assert (build_dir / name / "app.py").is_file(), name
-    assert (build_dir / "SharedLayer" / "python" / "shopfeed" / "commerce" / "repository.py").is_file()
+    assert (build_dir / "SharedLayer" / "python" / "shopfeed" / "commerce" / "orders" / "repository.py").is_file()
     assert any((build_dir / "SharedLayer" / "python").glob("pydantic_core/*aarch64*.so")), "layer not built for arm64"
 
 

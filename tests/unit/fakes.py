@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from shopfeed.commerce.catalog.repository import RESTOCK_SNAPSHOT
 from shopfeed.commerce.errors import InsufficientStock, PriceChange, PriceChanged, StockShortage, UnknownProducts
 from shopfeed.commerce.models import (
     Customer,
@@ -21,7 +22,7 @@ from shopfeed.commerce.models import (
     ProductSummary,
     Restocked,
 )
-from shopfeed.commerce.repository import ORDER_SNAPSHOT, RESTOCK_SNAPSHOT
+from shopfeed.commerce.orders.repository import ORDER_SNAPSHOT
 from shopfeed.commerce.types import MAX_STOCK
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.errors import (

@@ -10,8 +10,8 @@ from datetime import datetime
 
 from shopfeed.commerce.errors import OrderNotPayable, PaymentAmountMismatch, PaymentInProgress
 from shopfeed.commerce.models import Order, OrderStatus, PaymentAttempt, PaymentStatus
-from shopfeed.commerce.payment_provider import Outcome, ProviderUnavailable
-from shopfeed.commerce.payment_repository import ATTEMPT_SNAPSHOT
+from shopfeed.commerce.payments.provider import Outcome, ProviderUnavailable
+from shopfeed.commerce.payments.repository import ATTEMPT_SNAPSHOT
 from shopfeed.platform.errors import IdempotencyKeyReused, NotFound
 from shopfeed.platform.idempotency import Created, IdempotentRequest
 from shopfeed.platform.outbox import OutboxEvent

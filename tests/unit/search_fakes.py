@@ -12,10 +12,10 @@ from typing import Any
 from shopfeed.platform.search import (
     DELETED_FIELD,
     VERSION_FIELD,
-    IndexSpec,
     Outcome,
     Remove,
     SearchHit,
+    SearchMapping,
     SearchPage,
     SearchQuery,
     SearchUnavailable,
@@ -35,7 +35,7 @@ def _words(text: str) -> list[str]:
 
 class InMemorySearchIndex:
     def __init__(self) -> None:
-        self.indexes: dict[str, tuple[IndexSpec, dict[str, dict[str, Any]]]] = {}
+        self.indexes: dict[str, tuple[SearchMapping, dict[str, dict[str, Any]]]] = {}
         self.aliases: dict[str, str] = {}
         self.down = False  # an outage: every request raises SearchUnavailable
 
@@ -43,10 +43,10 @@ class InMemorySearchIndex:
         if self.down:
             raise SearchUnavailable("search engine unreachable")
 
-    def _resolve(self, name: str) -> tuple[IndexSpec, dict[str, dict[str, Any]]] | None:
+    def _resolve(self, name: str) -> tuple[SearchMapping, dict[str, dict[str, Any]]] | None:
         return self.indexes.get(self.aliases.get(name, name))
 
-    def ensure_index(self, spec: IndexSpec) -> bool:
+    def ensure_index(self, spec: SearchMapping) -> bool:
         self._check()
         if spec.alias in self.aliases:
             return False
@@ -54,7 +54,7 @@ class InMemorySearchIndex:
         self.aliases[spec.alias] = spec.physical
         return True
 
-    def write(self, spec: IndexSpec, writes: Sequence[Write]) -> list[Outcome | SearchWriteFailed]:
+    def write(self, spec: SearchMapping, writes: Sequence[Write]) -> list[Outcome | SearchWriteFailed]:
         if writes:
             self.ensure_index(spec)
         return self.fill(spec.alias, writes)
@@ -68,7 +68,7 @@ class InMemorySearchIndex:
         return [self._apply(spec, documents, write) for write in writes]
 
     @staticmethod
-    def _apply(spec: IndexSpec, documents: dict[str, dict[str, Any]], write: Write) -> Outcome | SearchWriteFailed:
+    def _apply(spec: SearchMapping, documents: dict[str, dict[str, Any]], write: Write) -> Outcome | SearchWriteFailed:
         unknown = set(document(write)) - set(spec.mapping()["properties"])
         if unknown:
             return SearchWriteFailed(write.doc_id, 400, f"strict_dynamic_mapping_exception: {sorted(unknown)}")
@@ -81,13 +81,13 @@ class InMemorySearchIndex:
         documents[write.doc_id] = document(write)
         return Outcome.APPLIED
 
-    def get(self, spec: IndexSpec, doc_ids: Sequence[str]) -> dict[str, StoredDocument]:
+    def get(self, spec: SearchMapping, doc_ids: Sequence[str]) -> dict[str, StoredDocument]:
         self._check()
         target = self._resolve(spec.alias)
         documents = target[1] if target else {}
         return {doc_id: stored(doc_id, documents[doc_id]) for doc_id in doc_ids if doc_id in documents}
 
-    def search(self, spec: IndexSpec, query: SearchQuery) -> SearchPage:
+    def search(self, spec: SearchMapping, query: SearchQuery) -> SearchPage:
         self._check()
         target = self._resolve(spec.alias)
         if target is None:
@@ -109,7 +109,7 @@ class InMemorySearchIndex:
         return SearchPage(hits, [-page[-1][0], page[-1][1]] if full else None)
 
     @staticmethod
-    def _score(spec: IndexSpec, source: Mapping[str, Any], query: SearchQuery) -> float:
+    def _score(spec: SearchMapping, source: Mapping[str, Any], query: SearchQuery) -> float:
         terms = _words(query.text)
         score = 0.0
         for weighted in query.fields:
@@ -125,16 +125,16 @@ class InMemorySearchIndex:
             score += matched * float(boost or 1)
         return score
 
-    def refresh(self, spec: IndexSpec) -> None:
+    def refresh(self, spec: SearchMapping) -> None:
         self._check()
 
-    def create_index(self, spec: IndexSpec, name: str) -> None:
+    def create_index(self, spec: SearchMapping, name: str) -> None:
         self._check()
         if name in self.indexes:
             raise SearchUnavailable(f"index {name} exists")
         self.indexes[name] = (spec, {})
 
-    def move_alias(self, spec: IndexSpec, to: str) -> list[str]:
+    def move_alias(self, spec: SearchMapping, to: str) -> list[str]:
         self._check()
         previous = [name for alias, name in self.aliases.items() if alias == spec.alias and name != to]
         self.aliases[spec.alias] = to
@@ -142,7 +142,7 @@ class InMemorySearchIndex:
             del self.indexes[name]
         return previous
 
-    def documents(self, spec: IndexSpec) -> dict[str, StoredDocument]:
+    def documents(self, spec: SearchMapping) -> dict[str, StoredDocument]:
         """Everything the alias holds, tombstones included (assertions)."""
         target = self._resolve(spec.alias)
         return {doc_id: stored(doc_id, source) for doc_id, source in (target[1] if target else {}).items()}

@@ -6,14 +6,16 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shopfeed.commerce import archive, items, keys, snapshots
-from shopfeed.commerce.archive_repository import Candidate
+from shopfeed.commerce import items, keys
+from shopfeed.commerce.archive import archiver as archive
+from shopfeed.commerce.archive.repository import Candidate
+from shopfeed.commerce.inventory import snapshots
 from shopfeed.commerce.models import ArchiveBatch, BatchState, InventoryLevel, Order
 from shopfeed.platform import dynamo
 from shopfeed.platform.errors import Forbidden
 from shopfeed.platform.identity import OPS, Caller
 from shopfeed.platform.models import Page
-from shopfeed.platform.search_rebuild import Pace
+from shopfeed.platform.search.rebuild import Pace
 from tests.unit.builders import euros, line_of, order, product
 
 ORDER_ID = "01JQ8Z6V4C0000000000000000"

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from shopfeed.commerce import services
+from shopfeed.commerce.catalog import services
 from shopfeed.platform.errors import AlreadyExists, Forbidden, IdempotencyKeyReused, NotFound, StaleVersion
 from shopfeed.platform.identity import Caller
 from tests.unit.builders import key_for

@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import pytest
 
-from shopfeed.commerce import services
+from shopfeed.commerce.orders import services
 from shopfeed.platform.errors import AlreadyExists, EmailInUse, InvalidRequest, NotFound, StaleVersion
 from shopfeed.platform.identity import Caller
 from tests.unit.fakes import InMemoryCommerce

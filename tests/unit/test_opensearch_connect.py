@@ -2,7 +2,7 @@
 
 import pytest
 
-from shopfeed.platform.opensearch import connect
+from shopfeed.platform.search.opensearch import connect
 
 DOMAIN = "search-shopfeed-dev-abc123.us-east-1.es.amazonaws.com"
 

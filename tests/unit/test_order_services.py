@@ -6,8 +6,9 @@ from typing import Any
 import pytest
 from ulid import ULID
 
-from shopfeed.commerce import events, services
+from shopfeed.commerce import events
 from shopfeed.commerce.models import Order, OrderStatus
+from shopfeed.commerce.orders import services
 from shopfeed.platform.clock import iso
 from shopfeed.platform.errors import Forbidden, InvalidRequest, InvalidTransition, NotFound, StaleVersion
 from shopfeed.platform.idempotency import Created

@@ -3,10 +3,11 @@ ports (a counting provider), and the payment events."""
 
 import pytest
 
-from shopfeed.commerce import events, payments
+from shopfeed.commerce import events
 from shopfeed.commerce.models import Order, OrderStatus, PaymentAttempt, PaymentStatus
-from shopfeed.commerce.payment_provider import Approved, Declined, ProviderUnavailable, sandbox_outcome
-from shopfeed.commerce.payments import PaymentTask, Settlement, UnknownAttempt
+from shopfeed.commerce.payments import services as payments
+from shopfeed.commerce.payments.provider import Approved, Declined, ProviderUnavailable, sandbox_outcome
+from shopfeed.commerce.payments.services import PaymentTask, Settlement, UnknownAttempt
 from shopfeed.platform.clock import iso
 from shopfeed.platform.identity import Caller
 from shopfeed.platform.outbox import OutboxEvent

@@ -7,9 +7,10 @@ from decimal import Decimal
 import pytest
 from pydantic import ValidationError
 
-from shopfeed.commerce import items, keys, ratings
+from shopfeed.commerce import items, keys
 from shopfeed.commerce.models import Product, RatingTotals, Review
-from shopfeed.commerce.review_schemas import WriteReview
+from shopfeed.commerce.reviews import ratings
+from shopfeed.commerce.reviews.schemas import WriteReview
 from shopfeed.commerce.schemas import ProductView, RatingView
 from shopfeed.platform import dynamo
 from shopfeed.platform.counters import Increment

@@ -4,9 +4,9 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from shopfeed.commerce import items
-from shopfeed.commerce.search import PRODUCT_PROJECTION, PRODUCTS
+from shopfeed.commerce.catalog.search import PRODUCT_PROJECTION, PRODUCTS
 from shopfeed.platform.search import SearchUnavailable, SearchWriteFailed
-from shopfeed.platform.search_sync import sync
+from shopfeed.platform.search.sync import sync
 from shopfeed.platform.streams import ChangeKind, ItemChange
 from tests.unit.builders import product
 from tests.unit.search_fakes import InMemorySearchIndex

@@ -8,9 +8,10 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from shopfeed.commerce.repository import CommerceRepository
+from shopfeed.commerce.orders.repository import CommerceRepository
 from shopfeed.platform import dynamo
 from shopfeed.platform.cursors import CursorCodec
+from shopfeed.platform.dynamo import transactions
 from shopfeed.platform.errors import Contention
 from tests.unit.builders import NOW, euros, order, placement
 
@@ -34,7 +35,7 @@ def stubbed(client: Any) -> Iterator[Stubber]:
 
 @pytest.fixture(autouse=True)
 def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(dynamo.time, "sleep", lambda _: None)
+    monkeypatch.setattr(transactions.time, "sleep", lambda _: None)
 
 
 def cancelled(stubber: Stubber, *codes: str, item: dict[str, Any] | None = None) -> None:

@@ -42,7 +42,7 @@ class Accounts:
         """Customer, email guard, profile and handle guard: all four or none."""
         transaction = Transaction()
         transaction.add("customer", self._commerce.put_op(commerce_items.customer_item(customer), if_absent=True))
-        if customer.email_verified:  # an unverified address claims nothing (see commerce.services.new_customer)
+        if customer.email_verified:  # an unverified address claims nothing (see commerce.orders.services.new_customer)
             transaction.add("email", self._commerce.put_op(commerce_items.email_guard_item(customer), if_absent=True))
         transaction.add("profile", self._feed.put_op(feed_items.profile_item(profile), if_absent=True))
         transaction.add("handle", self._feed.put_op(feed_items.handle_guard_item(profile), if_absent=True))

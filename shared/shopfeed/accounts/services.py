@@ -4,7 +4,7 @@ import hashlib
 from typing import Any, Protocol
 
 from shopfeed.commerce.models import Customer
-from shopfeed.commerce.services import new_customer
+from shopfeed.commerce.orders.services import new_customer
 from shopfeed.feed.models import MAX_DISPLAY_NAME_LENGTH, Profile
 from shopfeed.platform.clock import iso, utc_now
 from shopfeed.platform.errors import NotFound

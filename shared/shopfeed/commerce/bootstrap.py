@@ -10,11 +10,13 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from shopfeed.commerce import items
-from shopfeed.commerce.payment_provider import SANDBOX, PaymentProvider, SandboxProvider
-from shopfeed.commerce.payment_repository import PaymentQueries, PaymentRepository
-from shopfeed.commerce.payments import PaymentTask
-from shopfeed.commerce.repository import CommerceRepository
-from shopfeed.commerce.review_repository import ReviewRepository
+from shopfeed.commerce.inventory.repository import SnapshotQueries, SnapshotRepository
+from shopfeed.commerce.inventory.snapshots import SnapshotPorts
+from shopfeed.commerce.orders.repository import CommerceRepository
+from shopfeed.commerce.payments.provider import SANDBOX, PaymentProvider, SandboxProvider
+from shopfeed.commerce.payments.repository import PaymentQueries, PaymentRepository
+from shopfeed.commerce.payments.services import PaymentTask
+from shopfeed.commerce.reviews.repository import ReviewRepository
 from shopfeed.commerce.settings import (
     CommerceApiSettings,
     CommerceOutboxSettings,
@@ -24,19 +26,18 @@ from shopfeed.commerce.settings import (
     OrderArchiverSettings,
     PaymentWorkerSettings,
 )
-from shopfeed.commerce.shipment_repository import ShipmentQueries, ShipmentRepository
-from shopfeed.commerce.snapshot_repository import SnapshotQueries, SnapshotRepository
-from shopfeed.commerce.snapshots import SnapshotPorts
-from shopfeed.platform import clients, dynamo, search_engine
+from shopfeed.commerce.shipments.repository import ShipmentQueries, ShipmentRepository
+from shopfeed.platform import clients, dynamo
 from shopfeed.platform.config import settings
 from shopfeed.platform.cursors import CursorCodec, signing_key
 from shopfeed.platform.outbox import OutboxRepository
 from shopfeed.platform.publisher import EventBridgePublisher
 from shopfeed.platform.queues import SqsTaskQueue
 from shopfeed.platform.search import SearchIndex
+from shopfeed.platform.search import engine as search_engine
 
 if TYPE_CHECKING:
-    from shopfeed.commerce.archive import ArchivePorts
+    from shopfeed.commerce.archive.archiver import ArchivePorts
 
 
 @cache
@@ -154,8 +155,8 @@ def shipment_lists() -> ShipmentQueries:
 def archiver() -> "ArchivePorts":
     """The archive job's table, bucket and bounds."""
     # Imported here: the API functions import this module and never run the job.
-    from shopfeed.commerce.archive import ArchivePolicy, ArchivePorts
-    from shopfeed.commerce.archive_repository import ArchiveRepository
+    from shopfeed.commerce.archive.archiver import ArchivePolicy, ArchivePorts
+    from shopfeed.commerce.archive.repository import ArchiveRepository
     from shopfeed.platform.objects import S3Objects
 
     config = settings(OrderArchiverSettings)

@@ -8,10 +8,13 @@ idempotent, because a partial-batch retry delivers again every record after the 
 
 from collections.abc import Sequence
 
-from shopfeed.commerce import bootstrap, payment_worker, search
-from shopfeed.commerce.payments import Settlement
-from shopfeed.platform import outbox, search_sync, streams
+from shopfeed.commerce import bootstrap
+from shopfeed.commerce.catalog import search
+from shopfeed.commerce.payments import worker as payment_worker
+from shopfeed.commerce.payments.services import Settlement
+from shopfeed.platform import outbox, streams
 from shopfeed.platform.clock import utc_now
+from shopfeed.platform.search import sync as search_sync
 
 
 def relay_outbox_events(changes: Sequence[streams.ItemChange]) -> streams.Failures:
@@ -22,12 +25,12 @@ def relay_outbox_events(changes: Sequence[streams.ItemChange]) -> streams.Failur
 
 def sync_product_search(changes: Sequence[streams.ItemChange]) -> streams.Failures:
     """Product changes → the products index, versioned so that no redelivery or reordering regresses
-    a document (``platform.search_sync``); a product the index refuses fails its record alone."""
+    a document (``platform.search.sync``); a product the index refuses fails its record alone."""
     return search_sync.sync_records(changes, search.PRODUCT_PROJECTION, bootstrap.search_index())
 
 
 def queue_payment_attempts(changes: Sequence[streams.ItemChange]) -> streams.Failures:
-    """New payment attempts → the payment queue, one message each (``commerce.payment_worker``)."""
+    """New payment attempts → the payment queue, one message each (``commerce.payments.worker``)."""
     return payment_worker.enqueue_attempts(changes, bootstrap.payment_queue())
 
 

@@ -33,11 +33,11 @@ Indexes (attribute names say which index they feed):
     Catalog             catalog_pk     = CATALOG                        catalog_sk     = <product_id>
 """
 
-import hashlib
 from typing import Final
 
 from shopfeed.platform import key_parts
 from shopfeed.platform.dynamo import IndexSpec
+from shopfeed.platform.key_parts import index_key, newest_first
 
 USER: Final = "USER#"
 PROFILE: Final = "PROFILE"
@@ -65,21 +65,12 @@ ORDERS_BY_USER: Final = IndexSpec("OrdersByUser", "by_user_pk", "by_user_sk")
 ORDERS_BY_STATUS: Final = IndexSpec("OrdersByStatus", "by_status_pk", "by_status_sk")
 UNPUBLISHED_OUTBOX: Final = IndexSpec("UnpublishedOutbox", "unpublished_pk", "unpublished_sk")
 
-Key = dict[str, str]
-
-
-def _shard(ident: str, shards: int) -> int:
-    # A stable hash: Python's hash() is salted per process.
-    return int.from_bytes(hashlib.sha256(ident.encode()).digest()[:4], "big") % shards
+Key = key_parts.Key
 
 
 def _user_part(user_id: str) -> str:
     # A user id is a token subject: any printable text, `#` included (see platform.key_parts).
     return USER + key_parts.escape(user_id)
-
-
-def _index_key(index: IndexSpec, partition: str, sort: str) -> Key:
-    return {index.partition_key: partition, index.sort_key: sort}
 
 
 def user(user_id: str) -> Key:
@@ -101,7 +92,7 @@ def product(product_id: str) -> Key:
 
 
 def product_by_category(category: str, product_id: str) -> Key:
-    return _index_key(PRODUCTS_BY_CATEGORY, CATEGORY + category, product_id)
+    return index_key(PRODUCTS_BY_CATEGORY, CATEGORY + category, product_id)
 
 
 def category_partition(category: str) -> str:
@@ -143,9 +134,9 @@ def review_orders(product_id: str, user_id: str, rating: int, created_at: str) -
     (1-5); the review's creation time breaks ties, newest first when read descending."""
     newest = f"{created_at}#{key_parts.escape(user_id)}"
     return {
-        **_index_key(RECENT_REVIEWS_BY_PRODUCT, review_partition(product_id), newest),
+        **index_key(RECENT_REVIEWS_BY_PRODUCT, review_partition(product_id), newest),
         TOP_REVIEWS_BY_PRODUCT.sort_key: f"{rating}#{newest}",
-        **_index_key(REVIEWS_BY_USER, _user_part(user_id), f"{created_at}#{product_id}"),
+        **index_key(REVIEWS_BY_USER, _user_part(user_id), newest_first(created_at, product_id)),
     }
 
 
@@ -174,7 +165,7 @@ def order_line(order_id: str, line_no: int) -> Key:
 
 
 def order_by_user(user_id: str, placed_at: str, order_id: str) -> Key:
-    return _index_key(ORDERS_BY_USER, _user_part(user_id), f"{placed_at}#{order_id}")
+    return index_key(ORDERS_BY_USER, _user_part(user_id), newest_first(placed_at, order_id))
 
 
 def user_orders_partition(user_id: str) -> str:
@@ -182,7 +173,7 @@ def user_orders_partition(user_id: str) -> str:
 
 
 def order_status_shard(order_id: str) -> int:
-    return _shard(order_id, ORDER_STATUS_SHARDS)
+    return key_parts.shard(order_id, ORDER_STATUS_SHARDS)
 
 
 def status_partition(status: str, month: str, shard: int) -> str:
@@ -192,7 +183,7 @@ def status_partition(status: str, month: str, shard: int) -> str:
 def order_by_status(status: str, placed_at: str, order_id: str) -> Key:
     month = placed_at[:7]
     partition = status_partition(status, month, order_status_shard(order_id))
-    return _index_key(ORDERS_BY_STATUS, partition, f"{placed_at}#{order_id}")
+    return index_key(ORDERS_BY_STATUS, partition, newest_first(placed_at, order_id))
 
 
 def outbox(event_id: str) -> Key:
@@ -200,8 +191,8 @@ def outbox(event_id: str) -> Key:
 
 
 def outbox_unpublished(event_id: str, occurred_at: str) -> Key:
-    partition = unpublished_partition(_shard(event_id, OUTBOX_SHARDS))
-    return _index_key(UNPUBLISHED_OUTBOX, partition, f"{occurred_at}#{event_id}")
+    partition = unpublished_partition(key_parts.shard(event_id, OUTBOX_SHARDS))
+    return index_key(UNPUBLISHED_OUTBOX, partition, newest_first(occurred_at, event_id))
 
 
 def unpublished_before(occurred_at: str) -> str:
@@ -215,21 +206,15 @@ def unpublished_partition(shard: int) -> str:
 
 
 def parse_order_id(pk: str) -> str:
-    if not pk.startswith(ORDER):
-        raise ValueError(f"not an order key: {pk}")
-    return pk.removeprefix(ORDER)
+    return key_parts.after_prefix(pk, ORDER, "an order")
 
 
 def parse_event_id(pk: str) -> str:
-    if not pk.startswith(OUTBOX):
-        raise ValueError(f"not an outbox key: {pk}")
-    return pk.removeprefix(OUTBOX)
+    return key_parts.after_prefix(pk, OUTBOX, "an outbox")
 
 
 def parse_line_no(sk: str) -> int:
-    if not sk.startswith(LINE):
-        raise ValueError(f"not an order line key: {sk}")
-    return int(sk.removeprefix(LINE))
+    return int(key_parts.after_prefix(sk, LINE, "an order line"))
 
 
 # -- payments and shipments -----------------------------------------------------------------------
@@ -256,8 +241,8 @@ def payment_attempt(order_id: str, attempt_id: str) -> Key:
 
 def pending_payment(attempt_id: str, created_at: str) -> Key:
     """The PendingPayments keys an attempt carries while it is Pending (oldest first by creation)."""
-    partition = pending_partition(_shard(attempt_id, PENDING_PAYMENT_SHARDS))
-    return _index_key(PENDING_PAYMENTS, partition, f"{created_at}#{attempt_id}")
+    partition = pending_partition(key_parts.shard(attempt_id, PENDING_PAYMENT_SHARDS))
+    return index_key(PENDING_PAYMENTS, partition, newest_first(created_at, attempt_id))
 
 
 def pending_partition(shard: int) -> str:
@@ -269,13 +254,13 @@ def shipment(order_id: str, shipment_id: str) -> Key:
 
 
 def shipment_by_order(order_id: str, updated_at: str, shipment_id: str) -> Key:
-    return _index_key(SHIPMENTS_BY_ORDER, ORDER + order_id, f"{updated_at}#{shipment_id}")
+    return index_key(SHIPMENTS_BY_ORDER, ORDER + order_id, newest_first(updated_at, shipment_id))
 
 
 def shipment_by_status(status: str, carrier: str, updated_at: str, shipment_id: str) -> Key:
     """The dashboard keys (ECOM-010): the shipment's status, carrier and the month of its last update."""
     partition = shipments_partition(status, carrier, updated_at[:7])
-    return _index_key(SHIPMENTS_BY_STATUS, partition, f"{updated_at}#{shipment_id}")
+    return index_key(SHIPMENTS_BY_STATUS, partition, newest_first(updated_at, shipment_id))
 
 
 def shipments_partition(status: str, carrier: str, month: str) -> str:
@@ -305,7 +290,7 @@ CATALOG_INDEX: Final = IndexSpec("Catalog", "catalog_pk", "catalog_sk")
 
 
 def order_age_shard(order_id: str) -> int:
-    return _shard(order_id, ORDER_AGE_SHARDS)
+    return key_parts.shard(order_id, ORDER_AGE_SHARDS)
 
 
 def age_partition(shard: int) -> str:
@@ -315,7 +300,7 @@ def age_partition(shard: int) -> str:
 def order_by_age(placed_at: str, order_id: str) -> Key:
     """Written once with the order header; status changes never touch it. An order's age counts from
     its placement, or from its restore when it was brought back from the archive."""
-    return _index_key(ORDERS_BY_AGE, age_partition(order_age_shard(order_id)), f"{placed_at}#{order_id}")
+    return index_key(ORDERS_BY_AGE, age_partition(order_age_shard(order_id)), newest_first(placed_at, order_id))
 
 
 def placed_before(placed_at: str) -> str:
@@ -333,7 +318,7 @@ def placement_of(by_age_sk: str) -> tuple[str, str]:
 
 
 def product_in_catalog(product_id: str) -> Key:
-    return _index_key(CATALOG_INDEX, CATALOG, product_id)
+    return index_key(CATALOG_INDEX, CATALOG, product_id)
 
 
 def archive_batch(batch_id: str) -> Key:

@@ -12,11 +12,12 @@ from shopfeed.feed.engagement.repository import EngagementRepository
 from shopfeed.feed.home.fanout import FanoutRepository, FanoutTask
 from shopfeed.feed.repository import FeedRepository
 from shopfeed.feed.settings import FanoutSettings, FeedApiSettings, FeedSettings
-from shopfeed.platform import clients, dynamo, search_engine
+from shopfeed.platform import clients, dynamo
 from shopfeed.platform.config import settings
 from shopfeed.platform.cursors import CursorCodec, signing_key
 from shopfeed.platform.queues import SqsTaskQueue
 from shopfeed.platform.search import SearchIndex
+from shopfeed.platform.search import engine as search_engine
 
 
 @cache

@@ -17,9 +17,10 @@ from shopfeed.feed.engagement.counters import counted_on_leaderboard, counted_on
 from shopfeed.feed.follows.counters import counted_on_profiles
 from shopfeed.feed.home import fanout
 from shopfeed.feed.posts.search import POST_PROJECTION
-from shopfeed.platform import counters, queues, search_sync, streams
+from shopfeed.platform import counters, queues, streams
 from shopfeed.platform.clock import utc_now
 from shopfeed.platform.observability import logger, metrics
+from shopfeed.platform.search import sync as search_sync
 
 
 def _applied(target: str, change: streams.ItemChange) -> keys.Key:

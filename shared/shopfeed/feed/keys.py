@@ -22,10 +22,15 @@ A feed entry's SK and the PulledPostsByAuthor sort key have the same format on p
 merges both by that string (FEED-003).
 """
 
-import hashlib
 from typing import Final
 
+from shopfeed.platform import key_parts
 from shopfeed.platform.dynamo import IndexSpec
+
+# The shared key mechanics, under the names this module's builders call them by.
+from shopfeed.platform.key_parts import index_key as _index_key
+from shopfeed.platform.key_parts import newest_first as _newest_first
+from shopfeed.platform.key_parts import shard as _shard
 
 USER: Final = "USER#"
 PROFILE: Final = "PROFILE"
@@ -54,20 +59,6 @@ FOLLOWING_BY_USER: Final = IndexSpec("FollowingByUser", "following_pk", "followi
 INDEXES: Final = (POSTS_BY_AUTHOR, PULLED_POSTS_BY_AUTHOR, POSTS_BY_TAG, FOLLOWERS_BY_USER, FOLLOWING_BY_USER)
 
 Key = dict[str, str]
-
-
-def _index_key(index: IndexSpec, partition: str, sort: str) -> Key:
-    return {index.partition_key: partition, index.sort_key: sort}
-
-
-def _shard(ident: str, shards: int) -> int:
-    # A stable hash: Python's hash() is salted per process.
-    return int.from_bytes(hashlib.sha256(ident.encode()).digest()[:4], "big") % shards
-
-
-def _newest_first(at: str, ident: str) -> str:
-    """``<ISO-8601 UTC time>#<id>``: sorts as text in time order, the id breaking ties."""
-    return f"{at}#{ident}"
 
 
 # -- users ---------------------------------------------------------------------------------------
@@ -103,9 +94,7 @@ def followed_by(follower_id: str, followee_id: str, followed_at: str) -> Key:
 
 
 def parse_follower_id(sk: str) -> str:
-    if not sk.startswith(FOLLOWER):
-        raise ValueError(f"not a follow edge key: {sk}")
-    return sk.removeprefix(FOLLOWER)
+    return key_parts.after_prefix(sk, FOLLOWER, "a follow edge")
 
 
 # -- posts and tags ------------------------------------------------------------------------------
@@ -146,15 +135,11 @@ def post_by_tag(tag: str, created_at: str, post_id: str) -> Key:
 
 
 def parse_post_id(pk: str) -> str:
-    if not pk.startswith(POST):
-        raise ValueError(f"not a post key: {pk}")
-    return pk.removeprefix(POST)
+    return key_parts.after_prefix(pk, POST, "a post")
 
 
 def parse_tag(sk: str) -> str:
-    if not sk.startswith(TAG):
-        raise ValueError(f"not a tag key: {sk}")
-    return sk.removeprefix(TAG)
+    return key_parts.after_prefix(sk, TAG, "a tag")
 
 
 # -- home feeds ----------------------------------------------------------------------------------
@@ -176,9 +161,7 @@ def pull_author(author_id: str) -> Key:
 
 def parse_user_id(key: str) -> str:
     """The user id of a ``USER#<id>`` value (a profile's PK, a PullAuthor's SK, an index partition)."""
-    if not key.startswith(USER):
-        raise ValueError(f"not a user key: {key}")
-    return key.removeprefix(USER)
+    return key_parts.after_prefix(key, USER, "a user")
 
 
 # -- stream consumers ------------------------------------------------------------------------------

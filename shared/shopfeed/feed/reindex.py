@@ -3,7 +3,7 @@
     python -m shopfeed.feed.reindex --table shopfeed-dev-FeedTable-XXXX \\
         --search-endpoint https://search-....es.amazonaws.com --rate 200
 
-The job itself is the platform's (``platform.reindex``): a paged Scan at a bounded rate, a new index
+The job itself is the platform's (``platform.search.reindex``): a paged Scan at a bounded rate, a new index
 beside the live one, the alias moved in one call (docs/operations.md, "Rebuild a search index").
 """
 
@@ -13,7 +13,7 @@ from typing import Final
 
 from shopfeed.feed import items
 from shopfeed.feed.posts.search import POST_PROJECTION
-from shopfeed.platform import reindex
+from shopfeed.platform.search import reindex
 
 POSTS_SOURCE: Final = reindex.Source(POST_PROJECTION, items.POST, "FeedTable", "FEED_TABLE_NAME")
 

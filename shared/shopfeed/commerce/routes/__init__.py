@@ -8,6 +8,6 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.depends import Depends
 
 from shopfeed.commerce import bootstrap
-from shopfeed.commerce.services import Commerce
+from shopfeed.commerce.orders.services import Commerce
 
 Store = Annotated[Commerce, Depends(bootstrap.repository)]

@@ -4,7 +4,8 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.depends import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from shopfeed.commerce import bootstrap, snapshots
+from shopfeed.commerce import bootstrap
+from shopfeed.commerce.inventory import snapshots
 from shopfeed.commerce.schemas import SnapshotPage
 from shopfeed.platform import errors
 from shopfeed.platform.http import CurrentCaller

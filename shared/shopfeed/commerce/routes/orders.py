@@ -4,9 +4,9 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
-from shopfeed.commerce import services
 from shopfeed.commerce.errors import InsufficientStock, PaymentInProgress, PriceChanged, UnknownProducts
 from shopfeed.commerce.models import OrderStatus
+from shopfeed.commerce.orders import services
 from shopfeed.commerce.routes import Store
 from shopfeed.commerce.schemas import OrderLinePage, OrderLineView, OrderPage, OrderView, PlaceOrder
 from shopfeed.platform import errors

@@ -8,8 +8,9 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.depends import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
-from shopfeed.commerce import bootstrap, payments
+from shopfeed.commerce import bootstrap
 from shopfeed.commerce.errors import OrderNotPayable, PaymentAmountMismatch, PaymentInProgress
+from shopfeed.commerce.payments import services as payments
 from shopfeed.commerce.schemas import PaymentPage, PaymentView, PayOrder
 from shopfeed.platform import errors
 from shopfeed.platform.http import CurrentCaller, json_response

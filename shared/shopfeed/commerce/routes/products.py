@@ -4,7 +4,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
-from shopfeed.commerce import services
+from shopfeed.commerce.catalog import services
 from shopfeed.commerce.routes import Store
 from shopfeed.commerce.schemas import (
     Category,

@@ -8,10 +8,11 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.depends import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
-from shopfeed.commerce import bootstrap, reviews
+from shopfeed.commerce import bootstrap
 from shopfeed.commerce.errors import PurchaseRequired
 from shopfeed.commerce.models import Review, ReviewOrder
-from shopfeed.commerce.review_schemas import ReviewPage, ReviewView, WriteReview
+from shopfeed.commerce.reviews import services as reviews
+from shopfeed.commerce.reviews.schemas import ReviewPage, ReviewView, WriteReview
 from shopfeed.commerce.types import ProductId
 from shopfeed.platform import errors
 from shopfeed.platform.http import CurrentCaller, json_response

@@ -1,17 +1,19 @@
-"""Product search (the ``products`` index; shopfeed.commerce.search): most relevant first."""
+"""Product search (the ``products`` index; shopfeed.commerce.catalog.search): most relevant first."""
 
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from shopfeed.commerce import bootstrap, search
+from shopfeed.commerce import bootstrap
+from shopfeed.commerce.catalog import search
 from shopfeed.commerce.schemas import Category, ProductHit, ProductSearchPage
-from shopfeed.platform import errors, search_pages
+from shopfeed.platform import errors
 from shopfeed.platform.http import CurrentCaller
 from shopfeed.platform.parameters import Cursor
 from shopfeed.platform.problems import problem_responses
 from shopfeed.platform.search import SearchUnavailable
+from shopfeed.platform.search import pages as search_pages
 
 router = Router()
 SearchText = Annotated[

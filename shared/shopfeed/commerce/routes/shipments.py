@@ -8,10 +8,11 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.depends import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
-from shopfeed.commerce import bootstrap, shipments
+from shopfeed.commerce import bootstrap
 from shopfeed.commerce.errors import OrderNotShippable
 from shopfeed.commerce.models import ShipmentStatus
 from shopfeed.commerce.schemas import CreateShipment, ShipmentPage, ShipmentView, UpdateShipment
+from shopfeed.commerce.shipments import services as shipments
 from shopfeed.commerce.types import Carrier
 from shopfeed.platform import errors
 from shopfeed.platform.clock import utc_now

@@ -13,10 +13,10 @@ from typing import Any, Final
 
 from shopfeed.feed import items
 from shopfeed.platform import dynamo
-from shopfeed.platform.search import IndexSpec, SearchIndex, SearchPage, SearchQuery
-from shopfeed.platform.search_sync import Projection
+from shopfeed.platform.search import SearchIndex, SearchMapping, SearchPage, SearchQuery
+from shopfeed.platform.search.sync import Projection
 
-POSTS: Final = IndexSpec(
+POSTS: Final = SearchMapping(
     alias="posts",
     # Bump when the fields below change, then rebuild (docs/operations.md, "Search mapping change").
     revision=1,

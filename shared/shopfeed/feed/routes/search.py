@@ -8,11 +8,12 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from shopfeed.feed import bootstrap
 from shopfeed.feed.posts import search
 from shopfeed.feed.schemas import PostHit, PostSearchPage, TagParam
-from shopfeed.platform import errors, search_pages
+from shopfeed.platform import errors
 from shopfeed.platform.http import CurrentCaller
 from shopfeed.platform.parameters import Cursor
 from shopfeed.platform.problems import problem_responses
 from shopfeed.platform.search import SearchUnavailable
+from shopfeed.platform.search import pages as search_pages
 
 router = Router()
 SearchText = Annotated[

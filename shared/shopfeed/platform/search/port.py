@@ -1,7 +1,7 @@
 """The search port: keep documents in a full-text index and query them by relevance.
 
 Stream consumers write, routes query, and neither knows the engine: Amazon OpenSearch Service in AWS,
-an embedded OpenSearch-API engine locally (both through ``platform.opensearch``), an in-memory fake in
+an embedded OpenSearch-API engine locally (both through ``platform.search.opensearch``), an in-memory fake in
 unit tests. The same contract suite runs against each.
 
 **Never regress.** Stream records arrive at least once and, across retries and shards, out of order.
@@ -33,8 +33,9 @@ MAX_PAGE_SIZE = 100
 
 
 @dataclass(frozen=True)
-class IndexSpec:
-    """One searchable index: its alias, mapping revision and fields.
+class SearchMapping:
+    """One searchable index: its alias, mapping revision and fields (the search engine's mapping; a
+    DynamoDB index is ``dynamo.IndexSpec``).
 
     ``fields`` is the mapping's ``properties``; ``key_field`` is a keyword field unique per document
     (the document id), the tie-breaker that makes relevance order total for ``search_after``.
@@ -145,33 +146,33 @@ class SearchPage:
 
 
 class SearchIndex(Protocol):
-    """A search engine holding the indexes of ``IndexSpec``s."""
+    """A search engine holding the indexes of ``SearchMapping``s."""
 
-    def ensure_index(self, spec: IndexSpec) -> bool:
+    def ensure_index(self, spec: SearchMapping) -> bool:
         """Create the physical index and point the alias at it, unless the alias exists (whatever its
         revision: moving it is a rebuild's job). True if it was created."""
         ...
 
-    def write(self, spec: IndexSpec, writes: Sequence[Write]) -> list[Outcome | SearchWriteFailed]:
+    def write(self, spec: SearchMapping, writes: Sequence[Write]) -> list[Outcome | SearchWriteFailed]:
         """Apply the writes in order, each judged on its own; the answer is aligned with ``writes``.
         Raises SearchUnavailable when the request as a whole failed."""
         ...
 
-    def get(self, spec: IndexSpec, doc_ids: Sequence[str]) -> dict[str, StoredDocument]:
+    def get(self, spec: SearchMapping, doc_ids: Sequence[str]) -> dict[str, StoredDocument]:
         """The stored documents (tombstones included) of those ids that the index holds."""
         ...
 
-    def search(self, spec: IndexSpec, query: SearchQuery) -> SearchPage:
+    def search(self, spec: SearchMapping, query: SearchQuery) -> SearchPage:
         """Live documents matching the query, most relevant first (ties by ``key_field``)."""
         ...
 
-    def refresh(self, spec: IndexSpec) -> None:
+    def refresh(self, spec: SearchMapping) -> None:
         """Make every write so far visible to search now (tests, the end of a rebuild)."""
         ...
 
     # A rebuild fills a new index beside the live one, then moves the alias (make reindex).
 
-    def create_index(self, spec: IndexSpec, name: str) -> None:
+    def create_index(self, spec: SearchMapping, name: str) -> None:
         """Create index ``name`` with the spec's mapping and no alias (fails if it exists)."""
         ...
 
@@ -179,7 +180,7 @@ class SearchIndex(Protocol):
         """``write`` aimed at an index (or alias) by name, creating nothing on the way."""
         ...
 
-    def move_alias(self, spec: IndexSpec, to: str) -> list[str]:
+    def move_alias(self, spec: SearchMapping, to: str) -> list[str]:
         """Point the alias at index ``to`` alone in one atomic step, delete the indexes it left and
         answer their names."""
         ...

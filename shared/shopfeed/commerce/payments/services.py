@@ -13,7 +13,7 @@ from typing import Protocol
 
 from shopfeed.commerce import events
 from shopfeed.commerce.models import Order, PaymentAttempt, PaymentStatus
-from shopfeed.commerce.payment_provider import Approved, PaymentProvider
+from shopfeed.commerce.payments.provider import Approved, PaymentProvider
 from shopfeed.platform.clock import iso, new_id, utc_now
 from shopfeed.platform.errors import Forbidden, NotFound
 from shopfeed.platform.idempotency import Created, IdempotentRequest

@@ -15,10 +15,10 @@ from opensearchpy.exceptions import NotFoundError, RequestError, TransportError
 
 from shopfeed.platform.search import (
     DELETED_FIELD,
-    IndexSpec,
     Outcome,
     Remove,
     SearchHit,
+    SearchMapping,
     SearchPage,
     SearchQuery,
     SearchUnavailable,
@@ -74,7 +74,7 @@ class OpenSearchIndex:
         self._ensured: set[str] = set()
         self._score_paging = score_paging
 
-    def ensure_index(self, spec: IndexSpec) -> bool:
+    def ensure_index(self, spec: SearchMapping) -> bool:
         try:
             if self._client.indices.exists_alias(name=spec.alias):
                 self._ensured.add(spec.alias)
@@ -94,13 +94,13 @@ class OpenSearchIndex:
         self._ensured.add(spec.alias)
         return True
 
-    def write(self, spec: IndexSpec, writes: Sequence[Write]) -> list[Outcome | SearchWriteFailed]:
+    def write(self, spec: SearchMapping, writes: Sequence[Write]) -> list[Outcome | SearchWriteFailed]:
         # Writing to a missing alias would make the engine guess a mapping: create it first, once.
         if writes and spec.alias not in self._ensured:
             self.ensure_index(spec)
         return self.fill(spec.alias, writes)
 
-    def get(self, spec: IndexSpec, doc_ids: Sequence[str]) -> dict[str, StoredDocument]:
+    def get(self, spec: SearchMapping, doc_ids: Sequence[str]) -> dict[str, StoredDocument]:
         if not doc_ids:
             return {}
         try:
@@ -111,7 +111,7 @@ class OpenSearchIndex:
             raise SearchUnavailable(f"reading {spec.alias}: {error}") from error
         return {doc["_id"]: stored(doc["_id"], doc["_source"]) for doc in answer["docs"] if doc.get("found")}
 
-    def search(self, spec: IndexSpec, query: SearchQuery) -> SearchPage:
+    def search(self, spec: SearchMapping, query: SearchQuery) -> SearchPage:
         filters: list[dict[str, Any]] = [{"term": {DELETED_FIELD: False}}]
         filters += [{"term": {name: value}} for name, value in query.filters.items()]
         body: dict[str, Any] = {
@@ -156,7 +156,7 @@ class OpenSearchIndex:
             self._score_paging = build != "osmem"
         return self._score_paging
 
-    def refresh(self, spec: IndexSpec) -> None:
+    def refresh(self, spec: SearchMapping) -> None:
         try:
             self._client.indices.refresh(index=spec.alias)
         except (TransportError, EngineConnectionError) as error:
@@ -164,7 +164,7 @@ class OpenSearchIndex:
 
     # -- rebuilds (make reindex): a new index beside the live one, then the alias moves --
 
-    def create_index(self, spec: IndexSpec, name: str) -> None:
+    def create_index(self, spec: SearchMapping, name: str) -> None:
         """Create index ``name`` with the spec's mapping and no alias (fails if it exists)."""
         try:
             self._client.indices.create(index=name, body={"settings": dict(spec.settings), "mappings": spec.mapping()})
@@ -196,7 +196,7 @@ class OpenSearchIndex:
             raise SearchUnavailable(f"bulk write to {name}: {error}") from error
         return [_outcome(write, item["index"]) for write, item in zip(writes, answer["items"], strict=True)]
 
-    def move_alias(self, spec: IndexSpec, to: str) -> list[str]:
+    def move_alias(self, spec: SearchMapping, to: str) -> list[str]:
         """Point the alias at index ``to`` alone in one atomic call, delete the indexes it left, and
         answer their names."""
         try:

@@ -28,7 +28,7 @@ from itertools import batched, groupby, islice
 from typing import Any, Final, Protocol
 
 from shopfeed.commerce import items, keys
-from shopfeed.commerce.archive_repository import Candidate, HeaderDelete
+from shopfeed.commerce.archive.repository import Candidate, HeaderDelete
 from shopfeed.commerce.models import ArchiveBatch, BatchState
 from shopfeed.platform import dynamo
 from shopfeed.platform.clock import iso, new_id, utc_now

@@ -2,7 +2,7 @@
 
 One review per user per product, by its natural key; only a buyer writes one (checked inside the
 write itself); the author edits it with the version they read. The product's rating counters follow
-from the table's stream (``commerce.ratings``).
+from the table's stream (``commerce.reviews.ratings``).
 """
 
 from typing import Protocol

@@ -1,7 +1,7 @@
 """Bring an archived order back into CommerceTable (a dispute, a late return): ``make restore ORDER=<id>``
 locally, or an operator in AWS::
 
-    python -m shopfeed.commerce.archive_restore --order-id 01HV... \\
+    python -m shopfeed.commerce.archive.restore --order-id 01HV... \\
         --table shopfeed-prod-CommerceTable-XXXX --bucket shopfeed-prod-archivebucket-XXXX
 
 1. The order's object is found: an order id is a ULID of its placement time, so its month is known,
@@ -28,8 +28,8 @@ from datetime import datetime
 from ulid import ULID
 
 from shopfeed.commerce import keys
-from shopfeed.commerce.archive import CONTENT_TYPE, OBJECT_PREFIX, decode, encode
-from shopfeed.commerce.archive_repository import ArchiveRepository
+from shopfeed.commerce.archive.archiver import CONTENT_TYPE, OBJECT_PREFIX, decode, encode
+from shopfeed.commerce.archive.repository import ArchiveRepository
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import iso, utc_now
 from shopfeed.platform.objects import S3Objects

@@ -8,7 +8,7 @@ from typing import Protocol
 from shopfeed.commerce import events
 from shopfeed.commerce.errors import OrderNotShippable
 from shopfeed.commerce.models import Order, OrderStatus, Shipment, ShipmentStatus
-from shopfeed.commerce.shipment_repository import OrderChanged
+from shopfeed.commerce.shipments.repository import OrderChanged
 from shopfeed.platform.clock import iso, new_id, utc_now
 from shopfeed.platform.errors import Contention, InvalidTransition, NotFound, StaleVersion
 from shopfeed.platform.idempotency import Created, IdempotentRequest

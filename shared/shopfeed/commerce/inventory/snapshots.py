@@ -17,7 +17,7 @@ from shopfeed.platform.models import Page
 from shopfeed.platform.observability import logger, metrics
 
 if TYPE_CHECKING:
-    from shopfeed.platform.search_rebuild import Pace
+    from shopfeed.platform.search.rebuild import Pace
 
 
 class SnapshotStore(Protocol):
@@ -77,7 +77,7 @@ def take_snapshot(store: SnapshotStore, now: datetime, retention: timedelta, pac
 def run(ports: SnapshotPorts, now: datetime, pace: "Pace | None" = None) -> SnapshotReport:
     """One scheduled run: the snapshot of the day of ``now``."""
     # The rebuild jobs' pacer; imported here so the API, which reads snapshots, does not load it.
-    from shopfeed.platform.search_rebuild import Pace
+    from shopfeed.platform.search.rebuild import Pace
 
     return take_snapshot(ports.store, now, ports.retention, pace or Pace(ports.writes_per_second))
 

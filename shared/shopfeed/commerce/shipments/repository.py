@@ -1,7 +1,7 @@
 """CommerceTable calls of shipments: shipment items in their order's partition, moved together with the
 order and their outbox events; the two shipment lists (ECOM-008, ECOM-010).
 
-As ``commerce.repository``: domain models out, failed conditions turned into domain errors here (read
+As ``commerce.orders.repository``: domain models out, failed conditions turned into domain errors here (read
 by transaction label).
 """
 
@@ -14,7 +14,7 @@ from boto3.dynamodb.conditions import Attr
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.errors import OrderNotShippable
 from shopfeed.commerce.models import Order, OrderStatus, Shipment, ShipmentStatus
-from shopfeed.commerce.repository import read_order
+from shopfeed.commerce.orders.repository import read_order
 from shopfeed.platform import dynamo, idempotency
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.dynamo import Transaction, Update

@@ -13,6 +13,6 @@ def configured() -> SearchIndex | None:
     config = settings(SearchSettings)
     if not config.search_endpoint:
         return None
-    from shopfeed.platform.opensearch import connect
+    from shopfeed.platform.search.opensearch import connect
 
     return connect(config.search_endpoint, config.search_signing_service)

@@ -1,9 +1,9 @@
 """CommerceTable calls of reviews: the buyer-checked create, the edit, the delete and the lists.
 
-Same rules as ``commerce.repository``: domain models out, failed conditions turned into domain errors
+Same rules as ``commerce.orders.repository``: domain models out, failed conditions turned into domain errors
 here (read by transaction label), cursors owned here. Round trips are named on every method. Reads
 are plain queries over the shared pager; the product's rating counters are the stream consumer's
-(``commerce.ratings``), never written here.
+(``commerce.reviews.ratings``), never written here.
 """
 
 from typing import Final

@@ -1,4 +1,4 @@
-"""CommerceTable: every DynamoDB call of the commerce context, on the platform's table gateway.
+"""CommerceTable: the DynamoDB calls of orders (and customers), on the platform's table gateway.
 
 Returns domain models, never raw items; turns failed conditions and cancelled transactions into
 domain errors right here, reading the reasons by label; owns the pagination cursors of its lists.
@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from boto3.dynamodb.conditions import Attr
 
 from shopfeed.commerce import items, keys
+from shopfeed.commerce.catalog.repository import CatalogRepository
 from shopfeed.commerce.errors import (
     InsufficientStock,
     PaymentInProgress,
@@ -25,15 +26,10 @@ from shopfeed.commerce.models import (
     OrderLine,
     OrderStatus,
     OrderSummary,
-    Product,
-    ProductSummary,
-    Restocked,
 )
-from shopfeed.commerce.types import MAX_STOCK
 from shopfeed.platform import dynamo, idempotency
-from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.dynamo import BASE_TABLE, Transaction, Update
-from shopfeed.platform.errors import AlreadyExists, EmailInUse, InvalidRequest, NotFound, StaleVersion
+from shopfeed.platform.errors import AlreadyExists, EmailInUse, NotFound, StaleVersion
 from shopfeed.platform.idempotency import Created, IdempotentRequest, Snapshot
 from shopfeed.platform.models import Page
 from shopfeed.platform.outbox import OutboxEvent
@@ -48,15 +44,14 @@ _KEY = "idempotency-key"
 # What a key record keeps of the value it created. Bump a version (with an upgrade of the older
 # JSON) when a model gains a required field; see platform.idempotency.Snapshot.
 ORDER_SNAPSHOT = Snapshot(Order, version=1)
-RESTOCK_SNAPSHOT = Snapshot(Restocked, version=1)
 _STOCK = "stock:"
 _PURCHASE = "purchase:"
 
 
-class CommerceRepository:
-    def __init__(self, table: dynamo.Table, cursors: CursorCodec) -> None:
-        self._table = table
-        self._cursors = cursors
+class CommerceRepository(CatalogRepository):
+    """The catalog's repository plus customers and orders. Orders extend the catalog's rather than
+    standing beside it: placing and cancelling an order move product stock inside the order's own
+    TransactWriteItems (header, lines, stock, outbox event, key record), so one gateway writes both."""
 
     # -- customers ---------------------------------------------------------------------------
 
@@ -83,72 +78,6 @@ class CommerceRepository:
     def update_customer(self, user_id: str, expected_version: int, changes: Mapping[str, Any], now: str) -> Customer:
         item = self._update_versioned("user", user_id, keys.user(user_id), expected_version, changes, now)
         return items.customer_from(item)
-
-    # -- catalog and stock -------------------------------------------------------------------
-
-    def add_product(self, product: Product) -> None:
-        if not self._table.put_if_absent(items.product_item(product)):
-            raise AlreadyExists("product", product.product_id)
-
-    def get_product(self, product_id: str) -> Product | None:
-        item = self._table.get(keys.product(product_id))
-        return items.product_from(item) if item else None
-
-    def update_product(self, product_id: str, expected_version: int, changes: Mapping[str, Any], now: str) -> Product:
-        changes = dict(changes)
-        if "category" in changes:
-            changes.update(keys.product_by_category(changes["category"], product_id))
-        item = self._update_versioned("product", product_id, keys.product(product_id), expected_version, changes, now)
-        return items.product_from(item)
-
-    def list_products_in_category(self, category: str, limit: int, cursor: str | None) -> Page[ProductSummary]:
-        found, next_cursor = query_page(
-            self._table,
-            self._cursors,
-            f"products-by-category:{category}",
-            keys.PRODUCTS_BY_CATEGORY,
-            keys.category_partition(category),
-            limit,
-            cursor,
-        )
-        return Page(items=[items.product_summary_from(i) for i in found], next_cursor=next_cursor)
-
-    def restock(
-        self,
-        product_id: str,
-        quantity: int,
-        request: IdempotentRequest,
-        restocked: Restocked,
-        now: datetime,
-    ) -> Created[Restocked]:
-        """Add stock and record the Idempotency-Key in one transaction."""
-        transaction = Transaction()
-        transaction.add(
-            "product",
-            self._table.update_op(
-                keys.product(product_id),
-                Update(add={"available": quantity}),
-                # The bound is checked where the sum is made: stock can never pass MAX_STOCK.
-                condition=Attr("PK").exists() & Attr("available").lte(MAX_STOCK - quantity),
-                return_old_on_failure=True,
-            ),
-        )
-        transaction.add(_KEY, idempotency.record_put(self._table.name, request, RESTOCK_SNAPSHOT, restocked, now))
-        try:
-            self._table.transact(transaction, busy=f"product {product_id}")
-        except dynamo.TransactionCancelled as cancelled:
-            replayed = idempotency.replay(request, cancelled.reason(_KEY), RESTOCK_SNAPSHOT)
-            if replayed:
-                return replayed
-            stock = cancelled.reason("product")
-            if stock.failed_condition and stock.item is None:
-                raise NotFound("product", product_id) from cancelled
-            if stock.failed_condition:
-                raise InvalidRequest(
-                    f"Restocking {quantity} would take product {product_id} past the maximum stock of {MAX_STOCK}."
-                ) from cancelled
-            raise
-        return Created(restocked)
 
     # -- orders ------------------------------------------------------------------------------
 
@@ -287,24 +216,6 @@ class CommerceRepository:
             if items.PAYMENT_PENDING in current.item:
                 raise PaymentInProgress(order.order_id, str(current.item[items.PAYMENT_PENDING])) from error
             raise StaleVersion("order", order.order_id, int(current.item["version"])) from error
-
-    # -- building blocks ---------------------------------------------------------------------
-
-    def _update_versioned(
-        self,
-        kind: str,
-        ident: str,
-        key: Mapping[str, str],
-        expected_version: int,
-        changes: Mapping[str, Any],
-        now: str,
-    ) -> dynamo.Item:
-        try:
-            return self._table.update_versioned(key, expected_version, Update(set={**changes, "updated_at": now}))
-        except dynamo.ConditionFailed as failed:
-            if failed.current is None:
-                raise NotFound(kind, ident) from failed
-            raise StaleVersion(kind, ident, int(failed.current["version"])) from failed
 
 
 def read_order(table: dynamo.Table, order_id: str) -> Order | None:

@@ -11,10 +11,10 @@ from typing import Any, Final
 
 from shopfeed.commerce import items
 from shopfeed.platform import dynamo
-from shopfeed.platform.search import IndexSpec, SearchIndex, SearchPage, SearchQuery
-from shopfeed.platform.search_sync import Projection
+from shopfeed.platform.search import SearchIndex, SearchMapping, SearchPage, SearchQuery
+from shopfeed.platform.search.sync import Projection
 
-PRODUCTS: Final = IndexSpec(
+PRODUCTS: Final = SearchMapping(
     alias="products",
     # Bump when the fields below change, then rebuild (docs/operations.md, "Search mapping change").
     revision=1,

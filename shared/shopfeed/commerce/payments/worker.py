@@ -11,10 +11,11 @@ its attempt still Pending (and listed by ``GET /payments?status=Pending``).
 
 from collections.abc import Sequence
 
-from shopfeed.commerce import items, payments
+from shopfeed.commerce import items
 from shopfeed.commerce.models import PaymentStatus
-from shopfeed.commerce.payment_provider import PaymentProvider, ProviderUnavailable
-from shopfeed.commerce.payments import PaymentTask, Settlement
+from shopfeed.commerce.payments import services as payments
+from shopfeed.commerce.payments.provider import PaymentProvider, ProviderUnavailable
+from shopfeed.commerce.payments.services import PaymentTask, Settlement
 from shopfeed.platform import queues, streams
 from shopfeed.platform.observability import logger, metrics
 

@@ -12,10 +12,10 @@ from typing import Any
 from shopfeed.platform import dynamo
 from shopfeed.platform.observability import logger, metrics
 from shopfeed.platform.search import (
-    IndexSpec,
     Outcome,
     Remove,
     SearchIndex,
+    SearchMapping,
     SearchUnavailable,
     SearchWriteFailed,
     Upsert,
@@ -34,7 +34,7 @@ class Projection:
     decrement, a counter) changed nothing a document holds.
     """
 
-    spec: IndexSpec
+    spec: SearchMapping
     document: Callable[[dynamo.Item], tuple[str, Mapping[str, Any]]]
     id_of: Callable[[dynamo.Item], str]
     version_attribute: str = "version"

@@ -1,7 +1,7 @@
 """CommerceTable calls of payments: the attempt items in their order's partition, the order's
 ``payment_pending`` guard, and the outcome recorded with the order's move and its outbox event.
 
-As ``commerce.repository``: domain models out, failed conditions turned into domain errors here (read
+As ``commerce.orders.repository``: domain models out, failed conditions turned into domain errors here (read
 by transaction label). The write side (``PaymentRepository``) is what the API and the payment worker
 change; the lists (``PaymentQueries``) are plain queries over the platform's pagers.
 """
@@ -14,7 +14,7 @@ from boto3.dynamodb.conditions import Attr
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.errors import OrderNotPayable, PaymentAmountMismatch, PaymentInProgress
 from shopfeed.commerce.models import Order, OrderStatus, PaymentAttempt, PaymentStatus
-from shopfeed.commerce.repository import read_order
+from shopfeed.commerce.orders.repository import read_order
 from shopfeed.platform import dynamo, idempotency
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.dynamo import BASE_TABLE, Transaction, Update

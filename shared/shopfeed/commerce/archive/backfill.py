@@ -1,7 +1,7 @@
 """Give items stored before an index existed that index's keys: ``make backfill`` locally, or an
 operator in AWS once the indexes are deployed::
 
-    python -m shopfeed.commerce.backfill --table shopfeed-prod-CommerceTable-XXXX --rate 200
+    python -m shopfeed.commerce.archive.backfill --table shopfeed-prod-CommerceTable-XXXX --rate 200
 
 Order headers get their OrdersByAge keys (from ``placed_at``), products their Catalog keys: without
 them the archive never finds an old order and the snapshot never lists a product. A paged Scan at a
@@ -22,7 +22,7 @@ from boto3.dynamodb.conditions import Attr
 
 from shopfeed.commerce import items, keys
 from shopfeed.platform import clients, dynamo
-from shopfeed.platform.search_rebuild import Pace
+from shopfeed.platform.search.rebuild import Pace
 
 _ATTRIBUTES = ("PK", "SK", "entity_type", "order_id", "placed_at", "product_id")
 

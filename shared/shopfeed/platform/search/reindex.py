@@ -1,7 +1,7 @@
 """The ``make reindex`` command of one index: a paged Scan of its table into a rebuilt index.
 
 Each context's ``reindex`` module names what it rebuilds (``python -m shopfeed.<context>.reindex``)
-and hands its projection and table here; the rebuild itself is ``platform.search_rebuild``. An admin
+and hands its projection and table here; the rebuild itself is ``platform.search.rebuild``. An admin
 job: it reads with a paged Scan (no hot path may), at a bounded rate, and signs its search requests
 with the operator's credentials (docs/operations.md, "Rebuild a search index").
 """
@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import utc_now
 from shopfeed.platform.search import SearchIndex
-from shopfeed.platform.search_rebuild import Pace, Pages, RebuildReport, rebuild
-from shopfeed.platform.search_sync import Projection
+from shopfeed.platform.search.rebuild import Pace, Pages, RebuildReport, rebuild
+from shopfeed.platform.search.sync import Projection
 from shopfeed.platform.streams import ENTITY_TYPE
 
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ def main(source: Source, description: str, argv: Sequence[str] | None = None) ->
     )
     if not table or not endpoint:
         parser.error("give --table and --search-endpoint (or --stack)")
-    from shopfeed.platform.opensearch import connect
+    from shopfeed.platform.search.opensearch import connect
 
     index = connect(endpoint, args.signing_service, timeout=60)
     report = reindex(source, clients.dynamodb(), table, index, args.rate, args.page_size)

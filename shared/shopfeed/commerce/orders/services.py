@@ -1,41 +1,35 @@
-"""Use cases of the commerce context. No HTTP, no stream records: callers pass plain values in."""
+"""Use cases of orders (and of customers). No HTTP, no stream records: callers pass plain values in."""
 
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 from shopfeed.commerce import events
+from shopfeed.commerce.catalog.services import Catalog
 from shopfeed.commerce.models import (
     Customer,
     Order,
     OrderLine,
     OrderStatus,
     OrderSummary,
-    Product,
-    ProductSummary,
-    Restocked,
 )
 from shopfeed.platform.clock import iso, new_id, utc_now
 from shopfeed.platform.errors import Contention, InvalidRequest, InvalidTransition, NotFound, StaleVersion
 from shopfeed.platform.idempotency import Created, IdempotentRequest
-from shopfeed.platform.identity import ADMIN, OPS, Caller
+from shopfeed.platform.identity import OPS, Caller
 from shopfeed.platform.models import Page
 from shopfeed.platform.outbox import OutboxEvent
 from shopfeed.platform.types import MAX_AMOUNT, Money
 
 
-class Commerce(Protocol):
-    """The storage port of this context (CommerceRepository, or an in-memory fake in unit tests)."""
+class Commerce(Catalog, Protocol):
+    """The storage port of this context (CommerceRepository, or an in-memory fake in unit tests).
+
+    It extends the catalog's port rather than standing beside it: placing and cancelling an order
+    move product stock in the order's own transaction, so one store serves both aggregates."""
 
     def add_customer(self, customer: Customer) -> None: ...
     def get_customer(self, user_id: str) -> Customer | None: ...
     def update_customer(self, user_id: str, expected_version: int, changes: dict[str, Any], now: str) -> Customer: ...
-    def add_product(self, product: Product) -> None: ...
-    def get_product(self, product_id: str) -> Product | None: ...
-    def update_product(self, product_id: str, expected_version: int, changes: dict[str, Any], now: str) -> Product: ...
-    def list_products_in_category(self, category: str, limit: int, cursor: str | None) -> Page[ProductSummary]: ...
-    def restock(
-        self, product_id: str, quantity: int, request: IdempotentRequest, restocked: Restocked, now: Any
-    ) -> Created[Restocked]: ...
     def place_order(self, order: Order, event: OutboxEvent, request: IdempotentRequest, now: Any) -> Created[Order]: ...
     def get_order(self, order_id: str) -> Order | None: ...
     def list_order_lines(self, order_id: str, owner: str | None, limit: int, cursor: str | None) -> Page[OrderLine]: ...
@@ -89,45 +83,6 @@ def read_customer(store: Commerce, caller: Caller, user_id: str) -> tuple[Custom
 
 def update_my_profile(store: Commerce, caller: Caller, expected_version: int, changes: dict[str, Any]) -> Customer:
     return store.update_customer(caller.user_id, expected_version, changes, iso(utc_now()))
-
-
-# -- catalog ----------------------------------------------------------------------------------
-
-
-def create_product(store: Commerce, caller: Caller, fields: dict[str, Any]) -> Product:
-    caller.require(ADMIN, "manage the catalog")
-    now = iso(utc_now())
-    product = Product.model_validate({**fields, "created_at": now, "updated_at": now, "version": 1})
-    store.add_product(product)
-    return product
-
-
-def read_product(store: Commerce, product_id: str) -> Product:
-    product = store.get_product(product_id)
-    if product is None:
-        raise NotFound("product", product_id)
-    return product
-
-
-def update_product(
-    store: Commerce, caller: Caller, product_id: str, expected_version: int, changes: dict[str, Any]
-) -> Product:
-    caller.require(ADMIN, "manage the catalog")
-    return store.update_product(product_id, expected_version, changes, iso(utc_now()))
-
-
-def list_category(store: Commerce, category: str, limit: int, cursor: str | None) -> Page[ProductSummary]:
-    return store.list_products_in_category(category, limit, cursor)
-
-
-def restock_product(
-    store: Commerce, caller: Caller, product_id: str, quantity: int, request: IdempotentRequest
-) -> Created[Restocked]:
-    """Add stock once per key; a retry answers what the key first answered."""
-    caller.require(ADMIN, "restock products")
-    now = utc_now()
-    restocked = Restocked(product_id=product_id, quantity_added=quantity, restocked_at=iso(now))
-    return store.restock(product_id, quantity, request, restocked, now)
 
 
 # -- orders -----------------------------------------------------------------------------------

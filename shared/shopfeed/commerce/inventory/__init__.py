@@ -1,0 +1,1 @@
+"""Inventory: daily stock-level snapshots of the catalog (the job, its repository, the read)."""

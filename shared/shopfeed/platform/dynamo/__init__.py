@@ -1,0 +1,64 @@
+"""The table gateway every repository is built on: item (de)serialisation, the few operations a
+single-table repository needs, and TransactWriteItems whose cancellation reasons come back by label.
+
+Repositories keep the meaning (key formats from their ``keys.py``, domain errors); this package keeps
+the mechanics (expressions, placeholders, retries of contended transactions)::
+
+    table = dynamo.Table(clients.dynamodb(), table_name)
+    transaction = dynamo.Transaction()
+    transaction.add("post", table.put_op(post_item, if_absent=True))
+    transaction.add("counter:U1", table.update_op(key, dynamo.Update(add={"posts": 1}), condition=...))
+    try:
+        table.transact(transaction, busy="posts of U1")
+    except dynamo.TransactionCancelled as cancelled:
+        if cancelled.failed("counter:U1"): ...
+
+Conditions are boto3's own ``Attr`` / ``Key`` builders, rendered for the low-level client here.
+"""
+
+from shopfeed.platform.dynamo.expressions import Update
+from shopfeed.platform.dynamo.serialization import Item, deserialize, serialize, value
+from shopfeed.platform.dynamo.table import (
+    BASE_TABLE,
+    PARTITION,
+    SORT,
+    ConditionFailed,
+    IndexSpec,
+    Table,
+    TableBusy,
+    is_conditional_failure,
+    old_item,
+)
+from shopfeed.platform.dynamo.transactions import (
+    MAX_TRANSACTION_ITEMS,
+    TRANSACTION_ATTEMPTS,
+    Reason,
+    Transaction,
+    TransactionCancelled,
+    TransactionContended,
+    transact_write,
+)
+
+__all__ = [
+    "BASE_TABLE",
+    "MAX_TRANSACTION_ITEMS",
+    "PARTITION",
+    "SORT",
+    "TRANSACTION_ATTEMPTS",
+    "ConditionFailed",
+    "IndexSpec",
+    "Item",
+    "Reason",
+    "Table",
+    "TableBusy",
+    "Transaction",
+    "TransactionCancelled",
+    "TransactionContended",
+    "Update",
+    "deserialize",
+    "is_conditional_failure",
+    "old_item",
+    "serialize",
+    "transact_write",
+    "value",
+]

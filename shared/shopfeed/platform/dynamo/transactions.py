@@ -1,0 +1,122 @@
+"""TransactWriteItems whose items carry labels, so cancellation reasons come back by label, and the
+one retry layer for transactions that collide with concurrent ones."""
+
+import random
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from botocore.exceptions import ClientError
+
+from shopfeed.platform.dynamo.serialization import Item, deserialize
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
+
+# TransactWriteItems takes at most 100 items (DynamoDB quota).
+MAX_TRANSACTION_ITEMS: Final = 100
+TRANSACTION_ATTEMPTS: Final = 8
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why one item of a cancelled transaction failed (``None`` if it did not), with the item the
+    condition saw when the item asked for it (ReturnValuesOnConditionCheckFailure=ALL_OLD)."""
+
+    code: str
+    item: Item | None
+
+    @property
+    def failed_condition(self) -> bool:
+        return self.code == "ConditionalCheckFailed"
+
+
+class Transaction:
+    """The items of one TransactWriteItems, each under a label that names it (``"post"``,
+    ``"counter:U1"``). DynamoDB answers cancellation reasons in item order; labels spare every
+    caller from counting positions, which breaks silently when someone adds an item."""
+
+    def __init__(self) -> None:
+        self._ops: dict[str, TransactWriteItemTypeDef] = {}
+
+    def add(self, label: str, op: "TransactWriteItemTypeDef") -> "Transaction":
+        if label in self._ops:
+            raise ValueError(f"transaction label {label!r} is used twice")
+        if len(self._ops) == MAX_TRANSACTION_ITEMS:
+            raise ValueError(f"a transaction takes at most {MAX_TRANSACTION_ITEMS} items")
+        self._ops[label] = op
+        return self
+
+    def __len__(self) -> int:
+        return len(self._ops)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ops)
+
+    @property
+    def ops(self) -> list["TransactWriteItemTypeDef"]:
+        return list(self._ops.values())
+
+
+class TransactionCancelled(Exception):
+    """A cancelled TransactWriteItems; ``reasons`` by label, in the transaction's order."""
+
+    def __init__(self, reasons: Mapping[str, Reason]) -> None:
+        super().__init__(", ".join(f"{label}: {r.code}" for label, r in reasons.items()))
+        self.reasons = dict(reasons)
+
+    def reason(self, label: str) -> Reason:
+        return self.reasons.get(label, Reason("None", None))
+
+    def failed(self, label: str) -> bool:
+        """Whether the item labelled ``label`` failed its condition."""
+        return self.reason(label).failed_condition
+
+    def failed_labels(self, prefix: str = "") -> dict[str, Reason]:
+        """The items whose condition failed, by label, those starting with ``prefix`` only."""
+        return {k: r for k, r in self.reasons.items() if k.startswith(prefix) and r.failed_condition}
+
+
+class TransactionContended(Exception):
+    """Every attempt collided with a concurrent transaction on the same items."""
+
+
+def _reasons(error: ClientError, labels: Sequence[str]) -> dict[str, Reason]:
+    raw = error.response.get("CancellationReasons") or []
+    decoded = [Reason(code=r.get("Code", "None"), item=deserialize(r["Item"]) if "Item" in r else None) for r in raw]
+    return dict(zip(labels, decoded, strict=False))
+
+
+def transact_write(
+    client: "DynamoDBClient",
+    transaction: Transaction | Mapping[str, "TransactWriteItemTypeDef"],
+    attempts: int = TRANSACTION_ATTEMPTS,
+) -> None:
+    """One TransactWriteItems. Conflicts with concurrent transactions are retried with jittered
+    backoff (the SDK does not retry cancellations); any other cancellation raises
+    TransactionCancelled with its reasons by label. This is the only retry layer above the SDK's."""
+    labelled = transaction if isinstance(transaction, Transaction) else _labelled(transaction)
+    labels = list(labelled)
+    for attempt in range(attempts):
+        try:
+            client.transact_write_items(TransactItems=labelled.ops)
+            return
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "TransactionCanceledException":
+                raise
+            reasons = _reasons(error, labels)
+            conflicted = any(r.code == "TransactionConflict" for r in reasons.values())
+            decisive = [r for r in reasons.values() if r.code not in ("None", "TransactionConflict")]
+            if decisive or not conflicted:
+                raise TransactionCancelled(reasons) from error
+            time.sleep(random.uniform(0, 0.01 * 2**attempt))  # full jitter, 10 ms doubling
+    raise TransactionContended()
+
+
+def _labelled(ops: Mapping[str, "TransactWriteItemTypeDef"]) -> Transaction:
+    transaction = Transaction()
+    for label, op in ops.items():
+        transaction.add(label, op)
+    return transaction
