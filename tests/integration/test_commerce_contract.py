@@ -21,7 +21,6 @@ from shopfeed.platform.config import settings
 from shopfeed.platform.cursors import CursorCodec, signing_key
 from shopfeed.platform.errors import (
     AlreadyExists,
-    EmailInUse,
     IdempotencyKeyReused,
     InvalidCursor,
     NotFound,
@@ -36,7 +35,6 @@ from tests.unit.builders import (
     NEXT_MONTH,
     NOW,
     cancellation,
-    customer,
     euros,
     key_for,
     line_of,
@@ -101,79 +99,6 @@ def available(store: Commerce, product_id: str) -> int:
     found = store.get_product(product_id)
     assert found is not None
     return found.available
-
-
-# -- customers --------------------------------------------------------------------------------
-
-
-def test_a_customer_reads_back_as_added(store: Commerce) -> None:
-    # given
-    ada = customer("U100")
-    # when
-    store.add_customer(ada)
-    # then
-    assert store.get_customer("U100") == ada
-    assert store.get_customer("U404") is None
-
-
-def test_a_second_profile_for_the_same_user_is_refused_as_a_user_conflict(store: Commerce) -> None:
-    # given
-    store.add_customer(customer("U100", email="ada@example.com"))
-    # when
-    with pytest.raises(AlreadyExists) as refused:
-        store.add_customer(customer("U100", email="other@example.com"))
-    # then
-    assert (refused.value.kind, refused.value.ident) == ("user", "U100")
-    assert store.get_customer("U100") == customer("U100", email="ada@example.com")
-
-
-def test_a_verified_email_is_unique_across_users_whatever_its_case(store: Commerce) -> None:
-    # given
-    store.add_customer(customer("U100", email="ada@example.com", email_verified=True))
-    # when
-    with pytest.raises(EmailInUse):
-        store.add_customer(customer("U200", email="Ada@Example.com", email_verified=True))
-    # then
-    assert store.get_customer("U200") is None
-
-
-def test_an_unverified_email_takes_no_guard(store: Commerce) -> None:
-    # given
-    store.add_customer(customer("U666", email="ada@example.com"))
-    # when
-    store.add_customer(customer("U100", email="ada@example.com", email_verified=True))
-    # then
-    assert store.get_customer("U100") == customer("U100", email="ada@example.com", email_verified=True)
-
-
-def test_a_customer_update_at_the_read_version_applies_and_bumps_the_version(store: Commerce) -> None:
-    # given
-    store.add_customer(customer("U100", name="Ada"))
-    # when
-    updated = store.update_customer("U100", 1, {"name": "Ada L."}, LATER)
-    # then
-    assert (updated.name, updated.version, updated.updated_at) == ("Ada L.", 2, LATER)
-    assert store.get_customer("U100") == updated
-
-
-def test_a_customer_update_at_a_stale_version_names_the_current_one(store: Commerce) -> None:
-    # given
-    store.add_customer(customer("U100", name="Ada"))
-    current = store.update_customer("U100", 1, {"name": "Ada L."}, LATER)
-    # when
-    with pytest.raises(StaleVersion) as refused:
-        store.update_customer("U100", 1, {"name": "Countess"}, LATER)
-    # then
-    assert (refused.value.kind, refused.value.current_version) == ("user", 2)
-    assert store.get_customer("U100") == current
-
-
-def test_updating_a_missing_customer_is_not_found(store: Commerce) -> None:
-    # when
-    with pytest.raises(NotFound) as refused:
-        store.update_customer("U404", 1, {"name": "Nobody"}, LATER)
-    # then
-    assert (refused.value.kind, refused.value.ident) == ("user", "U404")
 
 
 # -- catalog and stock ------------------------------------------------------------------------

@@ -21,9 +21,12 @@ def feed_table() -> str:
 
 
 def register_profiles(*user_ids: str, followers: int = 0) -> None:
-    """Social profiles written as registration writes them (the counters as the consumer leaves them)."""
+    """Social profiles and their handle guards, as registration writes them (the counters as the consumer
+    leaves them)."""
     for user_id in user_ids:
-        feed_store().add_profile(profile(user_id, followers=followers))
+        written = profile(user_id, followers=followers)
+        for item in (items.profile_item(written), items.handle_guard_item(written)):
+            clients.dynamodb().put_item(TableName=feed_table(), Item=dynamo.serialize(item))
 
 
 def set_followers_count(user_id: str, count: int) -> None:

@@ -10,7 +10,6 @@ from shopfeed.platform.errors import (
     InvalidCursor,
     InvalidRequest,
     NotFound,
-    StaleVersion,
 )
 from shopfeed.platform.idempotency import IdempotentRequest
 from shopfeed.platform.identity import Caller
@@ -137,15 +136,6 @@ def test_following_or_unfollowing_an_unknown_user_is_not_found(store: InMemoryFe
 def test_unfollowing_someone_not_followed_changes_nothing(store: InMemoryFeed) -> None:
     services.unfollow_user(store, U400, "U100")
     assert services.list_following(store, "U400", 500, None).items == []
-
-
-def test_a_stale_profile_edit_is_refused(store: InMemoryFeed) -> None:
-    # given
-    services.update_my_social_profile(store, U100, 1, {"bio": "first"})
-    # then
-    with pytest.raises(StaleVersion):
-        services.update_my_social_profile(store, U100, 1, {"bio": "second"})
-    assert services.read_profile(store, "U100").bio == "first"
 
 
 def test_the_home_feed_merges_fanned_out_and_pulled_posts_newest_first(store: InMemoryFeed) -> None:

@@ -7,7 +7,8 @@
   read. The two versions start at 1 and only this transaction bumps them (the feed's counters do not),
   so they stay equal and one ETag stands for the user.
 
-Each context's items module builds its items; this module only puts them in one request.
+Each context exposes the operations (``commerce.customers``, ``feed.profiles``); this module only puts
+them in one request and reads the cancellation reasons by their labels.
 """
 
 import random
@@ -15,20 +16,16 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from boto3.dynamodb.conditions import Attr
-
-from shopfeed.commerce import items as commerce_items
-from shopfeed.commerce import keys as commerce_keys
+from shopfeed.commerce import customers
 from shopfeed.commerce.models import Customer
-from shopfeed.feed import items as feed_items
-from shopfeed.feed import keys as feed_keys
+from shopfeed.feed import profiles
 from shopfeed.feed.models import Profile
 from shopfeed.platform import dynamo
-from shopfeed.platform.dynamo import Transaction, Update
+from shopfeed.platform.dynamo import Transaction
 from shopfeed.platform.errors import AlreadyExists, EmailInUse, NotFound, StaleVersion
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
+    pass
 
 _BATCH_ATTEMPTS: Final = 8
 
@@ -41,19 +38,17 @@ class Accounts:
     def register(self, customer: Customer, profile: Profile) -> None:
         """Customer, email guard, profile and handle guard: all four or none."""
         transaction = Transaction()
-        transaction.add("customer", self._commerce.put_op(commerce_items.customer_item(customer), if_absent=True))
-        if customer.email_verified:  # an unverified address claims nothing (see commerce.orders.services.new_customer)
-            transaction.add("email", self._commerce.put_op(commerce_items.email_guard_item(customer), if_absent=True))
-        transaction.add("profile", self._feed.put_op(feed_items.profile_item(profile), if_absent=True))
-        transaction.add("handle", self._feed.put_op(feed_items.handle_guard_item(profile), if_absent=True))
+        ops = {**customers.registration(self._commerce, customer), **profiles.registration(self._feed, profile)}
+        for label, op in ops.items():
+            transaction.add(label, op)
         try:
             self._commerce.transact(transaction, busy=f"user {customer.user_id}")
         except dynamo.TransactionCancelled as cancelled:
-            if cancelled.failed("customer") or cancelled.failed("profile"):
+            if cancelled.failed(customers.CUSTOMER) or cancelled.failed(profiles.PROFILE):
                 raise AlreadyExists("user", customer.user_id) from cancelled
-            if cancelled.failed("email"):
+            if cancelled.failed(customers.EMAIL):
                 raise EmailInUse() from cancelled
-            if cancelled.failed("handle"):
+            if cancelled.failed(profiles.HANDLE):
                 raise AlreadyExists("handle", profile.handle) from cancelled
             raise
 
@@ -61,15 +56,15 @@ class Accounts:
         """Both halves of a user in one BatchGetItem, strongly consistent."""
         found = self._batch_get(
             {
-                self._commerce.name: commerce_keys.user(user_id),
-                self._feed.name: feed_keys.profile(user_id),
+                self._commerce.name: customers.customer_key(user_id),
+                self._feed.name: profiles.profile_key(user_id),
             }
         )
         customer = found.get(self._commerce.name)
         profile = found.get(self._feed.name)
         return (
-            commerce_items.customer_from(customer) if customer else None,
-            feed_items.profile_from(profile) if profile else None,
+            customers.customer_from(customer) if customer else None,
+            profiles.profile_from(profile) if profile else None,
         )
 
     def update(
@@ -84,11 +79,11 @@ class Accounts:
         then read back (TransactWriteItems returns no item): two round trips."""
         transaction = Transaction()
         transaction.add(
-            "customer",
-            self._versioned(self._commerce, commerce_keys.user(user_id), expected_version, customer_changes, now),
+            customers.CUSTOMER,
+            customers.versioned_update(self._commerce, user_id, expected_version, customer_changes, now),
         )
         transaction.add(
-            "profile", self._versioned(self._feed, feed_keys.profile(user_id), expected_version, profile_changes, now)
+            profiles.PROFILE, profiles.versioned_update(self._feed, user_id, expected_version, profile_changes, now)
         )
         try:
             self._commerce.transact(transaction, busy=f"user {user_id}")
@@ -104,17 +99,6 @@ class Accounts:
         if customer is None or profile is None:
             raise NotFound("user", user_id)  # only if it was deleted in between: users are never deleted
         return customer, profile
-
-    @staticmethod
-    def _versioned(
-        table: dynamo.Table, key: Mapping[str, str], expected_version: int, changes: Mapping[str, Any], now: str
-    ) -> "TransactWriteItemTypeDef":
-        return table.update_op(
-            key,
-            Update(set={**changes, "updated_at": now}, add={"version": 1}),
-            condition=Attr("PK").exists() & Attr("version").eq(expected_version),
-            return_old_on_failure=True,
-        )
 
     def _batch_get(self, key_by_table: Mapping[str, Mapping[str, str]]) -> dict[str, dynamo.Item]:
         # Table.get_many serves one table; this one request spans two. Unprocessed keys are asked again.

@@ -3,8 +3,8 @@
 import hashlib
 from typing import Any, Protocol
 
+from shopfeed.commerce.customers import new_customer
 from shopfeed.commerce.models import Customer
-from shopfeed.commerce.orders.services import new_customer
 from shopfeed.feed.models import MAX_DISPLAY_NAME_LENGTH, Profile
 from shopfeed.platform.clock import iso, utc_now
 from shopfeed.platform.errors import NotFound

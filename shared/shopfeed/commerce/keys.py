@@ -195,12 +195,6 @@ def outbox_unpublished(event_id: str, occurred_at: str) -> Key:
     return index_key(UNPUBLISHED_OUTBOX, partition, newest_first(occurred_at, event_id))
 
 
-def unpublished_before(occurred_at: str) -> str:
-    """The UnpublishedOutbox sort-key bound below which every event occurred before ``occurred_at``:
-    the sort key starts with the ISO-8601 UTC time, which sorts as text in time order."""
-    return occurred_at
-
-
 def unpublished_partition(shard: int) -> str:
     return f"{OUTBOX}{shard}"
 

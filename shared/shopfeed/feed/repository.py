@@ -19,8 +19,8 @@ from shopfeed.feed import items, keys
 from shopfeed.feed.models import Delivery, FeedEntry, Follow, Post, PostSummary, Profile, PullAuthor
 from shopfeed.platform import dynamo, idempotency
 from shopfeed.platform.cursors import CursorCodec
-from shopfeed.platform.dynamo import BASE_TABLE, Transaction, Update
-from shopfeed.platform.errors import AlreadyExists, InvalidCursor, NotFound, StaleVersion
+from shopfeed.platform.dynamo import BASE_TABLE, Transaction
+from shopfeed.platform.errors import InvalidCursor, NotFound
 from shopfeed.platform.idempotency import Created, IdempotentRequest, Snapshot
 from shopfeed.platform.models import Page
 from shopfeed.platform.pagination import Source, merge, merged_page, query_page
@@ -85,38 +85,9 @@ class FeedRepository:
 
     # -- profiles ----------------------------------------------------------------------------
 
-    def profile_ops(self, profile: Profile) -> dict[str, "TransactWriteItemTypeDef"]:
-        """The profile and its unique-handle guard, as items of a registration transaction (which
-        also writes the customer in CommerceTable): labels ``profile`` and ``handle``."""
-        return {
-            "profile": self._table.put_op(items.profile_item(profile), if_absent=True),
-            "handle": self._table.put_op(items.handle_guard_item(profile), if_absent=True),
-        }
-
-    def add_profile(self, profile: Profile) -> None:
-        transaction = Transaction()
-        for label, op in self.profile_ops(profile).items():
-            transaction.add(label, op)
-        try:
-            self._table.transact(transaction, busy=f"user {profile.user_id}")
-        except dynamo.TransactionCancelled as cancelled:
-            raise_registration_conflict(cancelled, profile)
-            raise
-
     def get_profile(self, user_id: str) -> Profile | None:
         item = self._table.get(keys.profile(user_id))
         return items.profile_from(item) if item else None
-
-    def update_profile(self, user_id: str, expected_version: int, changes: Mapping[str, Any], now: str) -> Profile:
-        try:
-            item = self._table.update_versioned(
-                keys.profile(user_id), expected_version, Update(set={**changes, "updated_at": now})
-            )
-        except dynamo.ConditionFailed as failed:
-            if failed.current is None:
-                raise NotFound("user", user_id) from failed
-            raise StaleVersion("user", user_id, int(failed.current["version"])) from failed
-        return items.profile_from(item)
 
     # -- posts -------------------------------------------------------------------------------
 
@@ -297,11 +268,3 @@ class FeedRepository:
 
     def _exists_check(self, key: Mapping[str, str]) -> "TransactWriteItemTypeDef":
         return self._table.check_op(key, _EXISTS)
-
-
-def raise_registration_conflict(cancelled: dynamo.TransactionCancelled, profile: Profile) -> None:
-    """AlreadyExists for the profile or the handle if either failed in ``cancelled``."""
-    if cancelled.failed("profile"):
-        raise AlreadyExists("user", profile.user_id) from cancelled
-    if cancelled.failed("handle"):
-        raise AlreadyExists("handle", profile.handle) from cancelled

@@ -1,7 +1,7 @@
 """Use cases of the feed context. No HTTP, no stream records: callers pass plain values in."""
 
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 from shopfeed.feed.models import Delivery, Follow, Post, PostSummary, Profile
 from shopfeed.platform.clock import iso, new_id, utc_now
@@ -14,9 +14,7 @@ from shopfeed.platform.models import Page
 class Feed(Protocol):
     """The storage port of this context (FeedRepository, or an in-memory fake in unit tests)."""
 
-    def add_profile(self, profile: Profile) -> None: ...
     def get_profile(self, user_id: str) -> Profile | None: ...
-    def update_profile(self, user_id: str, expected_version: int, changes: dict[str, Any], now: str) -> Profile: ...
     def add_post(self, post: Post, request: IdempotentRequest, now: datetime) -> Created[Post]: ...
     def get_post(self, post_id: str) -> Post | None: ...
     def delete_post(self, post: Post) -> None: ...
@@ -37,10 +35,6 @@ def read_profile(store: Feed, user_id: str) -> Profile:
     if profile is None:
         raise NotFound("user", user_id)
     return profile
-
-
-def update_my_social_profile(store: Feed, caller: Caller, expected_version: int, changes: dict[str, Any]) -> Profile:
-    return store.update_profile(caller.user_id, expected_version, changes, iso(utc_now()))
 
 
 # -- posts ----------------------------------------------------------------------------------------

@@ -26,7 +26,6 @@ from shopfeed.platform.errors import IdempotencyKeyReused, MissingIdempotencyKey
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
 
-HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
 RETENTION = timedelta(hours=24)
 _PREFIX = "IDEMPOTENCY#"

@@ -1,12 +1,11 @@
-"""CommerceTable: the DynamoDB calls of orders (and customers), on the platform's table gateway.
+"""CommerceTable: the DynamoDB calls of orders, on the platform's table gateway.
 
 Returns domain models, never raw items; turns failed conditions and cancelled transactions into
 domain errors right here, reading the reasons by label; owns the pagination cursors of its lists.
 """
 
-from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from boto3.dynamodb.conditions import Attr
 
@@ -21,7 +20,6 @@ from shopfeed.commerce.errors import (
     UnknownProducts,
 )
 from shopfeed.commerce.models import (
-    Customer,
     Order,
     OrderLine,
     OrderStatus,
@@ -29,7 +27,7 @@ from shopfeed.commerce.models import (
 )
 from shopfeed.platform import dynamo, idempotency
 from shopfeed.platform.dynamo import BASE_TABLE, Transaction, Update
-from shopfeed.platform.errors import AlreadyExists, EmailInUse, NotFound, StaleVersion
+from shopfeed.platform.errors import NotFound, StaleVersion
 from shopfeed.platform.idempotency import Created, IdempotentRequest, Snapshot
 from shopfeed.platform.models import Page
 from shopfeed.platform.outbox import OutboxEvent
@@ -49,35 +47,9 @@ _PURCHASE = "purchase:"
 
 
 class CommerceRepository(CatalogRepository):
-    """The catalog's repository plus customers and orders. Orders extend the catalog's rather than
+    """The catalog's repository plus orders. Orders extend the catalog's rather than
     standing beside it: placing and cancelling an order move product stock inside the order's own
     TransactWriteItems (header, lines, stock, outbox event, key record), so one gateway writes both."""
-
-    # -- customers ---------------------------------------------------------------------------
-
-    def add_customer(self, customer: Customer) -> None:
-        """Profile and, for a verified address, its unique-email guard in one transaction: neither exists
-        without the other."""
-        transaction = Transaction()
-        transaction.add("profile", self._table.put_op(items.customer_item(customer), if_absent=True))
-        if customer.email_verified:
-            transaction.add("email", self._table.put_op(items.email_guard_item(customer), if_absent=True))
-        try:
-            self._table.transact(transaction, busy=f"user {customer.user_id}")
-        except dynamo.TransactionCancelled as cancelled:
-            if cancelled.failed("profile"):
-                raise AlreadyExists("user", customer.user_id) from cancelled
-            if cancelled.failed("email"):
-                raise EmailInUse() from cancelled
-            raise
-
-    def get_customer(self, user_id: str) -> Customer | None:
-        item = self._table.get(keys.user(user_id))
-        return items.customer_from(item) if item else None
-
-    def update_customer(self, user_id: str, expected_version: int, changes: Mapping[str, Any], now: str) -> Customer:
-        item = self._update_versioned("user", user_id, keys.user(user_id), expected_version, changes, now)
-        return items.customer_from(item)
 
     # -- orders ------------------------------------------------------------------------------
 

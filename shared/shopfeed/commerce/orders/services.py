@@ -1,4 +1,4 @@
-"""Use cases of orders (and of customers). No HTTP, no stream records: callers pass plain values in."""
+"""Use cases of orders. No HTTP, no stream records: callers pass plain values in."""
 
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -6,7 +6,6 @@ from typing import Any, Protocol
 from shopfeed.commerce import events
 from shopfeed.commerce.catalog.services import Catalog
 from shopfeed.commerce.models import (
-    Customer,
     Order,
     OrderLine,
     OrderStatus,
@@ -27,9 +26,6 @@ class Commerce(Catalog, Protocol):
     It extends the catalog's port rather than standing beside it: placing and cancelling an order
     move product stock in the order's own transaction, so one store serves both aggregates."""
 
-    def add_customer(self, customer: Customer) -> None: ...
-    def get_customer(self, user_id: str) -> Customer | None: ...
-    def update_customer(self, user_id: str, expected_version: int, changes: dict[str, Any], now: str) -> Customer: ...
     def place_order(self, order: Order, event: OutboxEvent, request: IdempotentRequest, now: Any) -> Created[Order]: ...
     def get_order(self, order_id: str) -> Order | None: ...
     def list_order_lines(self, order_id: str, owner: str | None, limit: int, cursor: str | None) -> Page[OrderLine]: ...
@@ -38,51 +34,6 @@ class Commerce(Catalog, Protocol):
         self, status: OrderStatus, month: str, limit: int, cursor: str | None
     ) -> Page[OrderSummary]: ...
     def cancel_order(self, order: Order, cancelled: Order, event: OutboxEvent) -> None: ...
-
-
-# -- customers --------------------------------------------------------------------------------
-
-
-def register_customer(store: Commerce, caller: Caller, email: str | None, name: str) -> Customer:
-    """Register the caller as a customer (see ``new_customer`` for the address)."""
-    customer = new_customer(caller, email, name, iso(utc_now()))
-    store.add_customer(customer)
-    return customer
-
-
-def new_customer(caller: Caller, email: str | None, name: str, now: str) -> Customer:
-    """The caller as a new customer. The address is the token's verified ``email`` claim when it carries
-    one (a different address in the body is refused); without one, the body's address is kept
-    unverified: shown to its owner, but it claims nothing, so it cannot keep the real owner out."""
-    if caller.verified_email is not None:
-        if email not in (None, caller.verified_email):
-            raise InvalidRequest("The email must be the verified address of your token (or be left out).")
-        address = caller.verified_email
-    elif email is None:
-        raise InvalidRequest("Your token carries no verified email address: send one in the body.")
-    else:
-        address = email
-    return Customer(
-        user_id=caller.user_id,
-        email=address,
-        email_verified=caller.verified_email is not None,
-        name=name,
-        created_at=now,
-        updated_at=now,
-        version=1,
-    )
-
-
-def read_customer(store: Commerce, caller: Caller, user_id: str) -> tuple[Customer, bool]:
-    """The customer and whether the caller may see private fields (themself or an admin)."""
-    customer = store.get_customer(user_id)
-    if customer is None:
-        raise NotFound("user", user_id)
-    return customer, caller.user_id == user_id or caller.is_admin
-
-
-def update_my_profile(store: Commerce, caller: Caller, expected_version: int, changes: dict[str, Any]) -> Customer:
-    return store.update_customer(caller.user_id, expected_version, changes, iso(utc_now()))
 
 
 # -- orders -----------------------------------------------------------------------------------

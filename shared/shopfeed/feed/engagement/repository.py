@@ -62,10 +62,6 @@ class EngagementRepository:
         """One DeleteItem by the natural key; whether there was a like."""
         return self._table.delete(keys.like(post_id, user_id)) is not None
 
-    def get_like(self, post_id: str, user_id: str) -> Like | None:
-        item = self._table.get(keys.like(post_id, user_id))
-        return items.like_from(item) if item else None
-
     def list_likes(self, post_id: str, limit: int, cursor: str | None) -> Page[Like]:
         """One Query on LikesByPost, newest first."""
         found, next_cursor = query_page(

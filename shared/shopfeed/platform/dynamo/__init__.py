@@ -26,8 +26,6 @@ from shopfeed.platform.dynamo.table import (
     IndexSpec,
     Table,
     TableBusy,
-    is_conditional_failure,
-    old_item,
 )
 from shopfeed.platform.dynamo.transactions import (
     MAX_TRANSACTION_ITEMS,
@@ -56,8 +54,6 @@ __all__ = [
     "TransactionContended",
     "Update",
     "deserialize",
-    "is_conditional_failure",
-    "old_item",
     "serialize",
     "transact_write",
     "value",

@@ -158,9 +158,7 @@ class Table:
         Raises ConditionFailed: ``current`` None when there is no such item, else the stored item
         (its ``version`` is the one a 412 reports).
         """
-        bumped = Update(set=change.set, set_if_absent=change.set_if_absent, add={**change.add, "version": 1})
-        condition = Attr(PARTITION).exists() & Attr("version").eq(expected_version)
-        return self.update(key, bumped, condition)
+        return self.update(key, _bumped(change), _at_version(expected_version))
 
     # -- transaction items
 
@@ -189,6 +187,13 @@ class Table:
         if return_old_on_failure:
             update["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
         return {"Update": {**update, **expressions.arguments()}}  # type: ignore[typeddict-item]
+
+    def versioned_update_op(
+        self, key: Mapping[str, str], expected_version: int, change: Update
+    ) -> "TransactWriteItemTypeDef":
+        """``update_versioned`` as a transaction item: if it fails, its reason carries the stored item
+        (None when there is no such item)."""
+        return self.update_op(key, _bumped(change), _at_version(expected_version), return_old_on_failure=True)
 
     def check_op(self, key: Mapping[str, str], condition: ConditionBase) -> "TransactWriteItemTypeDef":
         """A ConditionCheck: the transaction commits only if ``condition`` holds on the item at ``key``
@@ -295,5 +300,11 @@ def _old_item(error: ClientError) -> Item | None:
 
 
 # Kept for repositories that still call the client directly.
-is_conditional_failure = _is_conditional_failure
-old_item = _old_item
+
+
+def _bumped(change: Update) -> Update:
+    return Update(set=change.set, set_if_absent=change.set_if_absent, add={**change.add, "version": 1})
+
+
+def _at_version(expected_version: int) -> ConditionBase:
+    return Attr(PARTITION).exists() & Attr("version").eq(expected_version)
