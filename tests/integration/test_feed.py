@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from shopfeed.feed import items, repository
+from shopfeed.feed import items, keys, repository
 from shopfeed.feed.bootstrap import feed_store
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.cursors import CursorCodec
@@ -129,7 +129,7 @@ def test_a_users_posts_newest_first_one_query_a_page(feed_api: ApiClient) -> Non
     # then
     assert [p["post_id"] for page in listed for p in page["items"]] == [p["post_id"] for p in reversed(written)]
     assert calls.operations == ["Query"] * 3
-    assert listed[0]["items"][0] == {k: written[-1][k] for k in items.POST_SUMMARY_ATTRIBUTES}
+    assert listed[0]["items"][0] == {k: written[-1][k] for k in keys.POST_SUMMARY_ATTRIBUTES}
 
 
 def test_posts_by_tag_newest_first_merged_over_the_tag_shards(feed_api: ApiClient) -> None:
@@ -361,3 +361,50 @@ def test_the_registry_of_celebrities_is_read_once_per_container_while_cached(
         store.home_feed("U100", 50, None)
     # then
     assert (first.counts()["Query"], cached.counts()["Query"], expired.counts()["Query"]) == (3, 2, 3)
+
+
+# -- a user's comments (CommentsByUser) -------------------------------------------------------------
+
+
+def comment_on(api: ApiClient, post_id: str, text: str) -> dict[str, Any]:
+    answer = api.post(f"/posts/{post_id}/comments", {"text": text}, headers={"Idempotency-Key": text})
+    assert answer.status == 201, answer.text
+    comment: dict[str, Any] = answer.json
+    return comment
+
+
+def test_a_users_comments_page_newest_first_one_query_and_one_batch_get_a_page(feed_api: ApiClient) -> None:
+    # given: U400 comments on two posts, U500 on one
+    first, second = write_post(feed_api, "first"), write_post(feed_api, "second")
+    mine = [comment_on(feed_api.as_user("U400"), post["post_id"], f"on {post['text']}") for post in (first, second)]
+    comment_on(feed_api.as_user("U500"), first["post_id"], "someone else's")
+    # when: anyone reads them, a page of one at a time
+    with dynamodb_calls() as calls:
+        listed = list(pages(feed_api, "/users/U400/comments", limit=1))
+    # then
+    assert [c["comment_id"] for page in listed for c in page["items"]] == [c["comment_id"] for c in reversed(mine)]
+    assert calls.counts() == {"Query": 2, "BatchGetItem": 2}
+    assert feed_api.as_user("U400").get("/users/me/comments").json["items"] == list(reversed(mine))
+
+
+def test_a_comment_whose_post_is_deleted_leaves_the_users_comments_at_once(feed_api: ApiClient) -> None:
+    # given
+    kept, deleted = write_post(feed_api, "kept"), write_post(feed_api, "deleted")
+    on_kept = comment_on(feed_api.as_user("U400"), kept["post_id"], "on kept")
+    comment_on(feed_api.as_user("U400"), deleted["post_id"], "on deleted")
+    # when the post is deleted (its comments are removed later, by the stream consumer)
+    assert feed_api.delete(f"/posts/{deleted['post_id']}").status == 204
+    # then the post's comments are a 404 and the user's list leaves that comment out
+    assert feed_api.get(f"/posts/{deleted['post_id']}/comments").status == 404
+    assert feed_api.get("/users/U400/comments").json["items"] == [on_kept]
+
+
+def test_a_users_comments_refuse_a_cursor_of_another_users_list(feed_api: ApiClient) -> None:
+    # given
+    post = write_post(feed_api, "post")
+    for n in range(2):
+        comment_on(feed_api.as_user("U400"), post["post_id"], f"comment {n}")
+    foreign = feed_api.get("/users/U400/comments", query={"limit": 1}).json["next_cursor"]
+    # when / then
+    answer = feed_api.get("/users/U500/comments", query={"cursor": foreign})
+    assert (answer.status, answer.json["type"].rsplit("/", 1)[-1]) == (400, "invalid-cursor")

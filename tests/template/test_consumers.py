@@ -9,8 +9,6 @@ from typing import Any
 import pytest
 
 from local import cfn
-from shopfeed.commerce import keys
-from shopfeed.platform.dynamo import IndexSpec
 
 FUNCTIONS = cfn.resources("AWS::Serverless::Function")
 RESOURCES = cfn.load()["Resources"]
@@ -48,27 +46,6 @@ def test_a_consumer_routes_exactly_the_record_types_its_filter_lets_in(function:
     # A type let in without a route would be counted as unrouted on every record; a route the
     # filter keeps out is dead code that looks alive.
     assert routes_of(function) == filtered_entity_types(mapping)
-
-
-INDEXES = [
-    keys.PRODUCTS_BY_CATEGORY,
-    keys.ORDERS_BY_USER,
-    keys.ORDERS_BY_STATUS,
-    keys.UNPUBLISHED_OUTBOX,
-    keys.PENDING_PAYMENTS,
-    keys.SHIPMENTS_BY_ORDER,
-    keys.SHIPMENTS_BY_STATUS,
-]
-
-
-@pytest.mark.parametrize("index", INDEXES, ids=lambda index: str(index.name))
-def test_an_index_declared_in_keys_has_the_templates_key_attributes(index: IndexSpec) -> None:
-    declared = RESOURCES["CommerceTable"]["Properties"]["GlobalSecondaryIndexes"]
-    (template,) = [i for i in declared if i["IndexName"] == index.name]
-    assert {k["KeyType"]: k["AttributeName"] for k in template["KeySchema"]} == {
-        "HASH": index.partition_key,
-        "RANGE": index.sort_key,
-    }
 
 
 # -- registries derived from the template ----------------------------------------------------------

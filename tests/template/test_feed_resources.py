@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from local import cfn
-from shopfeed.feed import items, keys
+from shopfeed.feed import items
 from shopfeed.platform import dynamo
 
 RESOURCES = cfn.load()["Resources"]
@@ -35,36 +35,6 @@ def test_feed_table_is_hardened_like_the_commerce_table() -> None:
     ):
         assert feed[setting] == commerce[setting], setting
     assert feed["TimeToLiveSpecification"]["AttributeName"] == items.EXPIRES_AT
-
-
-@pytest.mark.parametrize("index", keys.INDEXES, ids=lambda index: index.name)
-def test_each_feed_index_is_declared_with_its_keys_and_projects_exactly_what_its_readers_map(
-    index: keys.IndexSpec,
-) -> None:
-    declared = {i["IndexName"]: i for i in props("FeedTable")["GlobalSecondaryIndexes"]}
-    spec = declared[index.name]
-    assert spec["KeySchema"] == [
-        {"AttributeName": index.partition_key, "KeyType": "HASH"},
-        {"AttributeName": index.sort_key, "KeyType": "RANGE"},
-    ]
-    assert spec["Projection"]["ProjectionType"] == "INCLUDE"
-    assert sorted(spec["Projection"]["NonKeyAttributes"]) == sorted(items.PROJECTIONS[index.name])
-    assert sorted(declared) == sorted(i.name for i in keys.INDEXES + keys.SOCIAL_INDEXES)
-
-
-@pytest.mark.parametrize("index", keys.SOCIAL_INDEXES, ids=lambda index: index.name)
-def test_each_social_index_is_declared_with_its_keys_and_projects_what_its_readers_map(
-    index: keys.IndexSpec,
-) -> None:
-    declared = {i["IndexName"]: i for i in props("FeedTable")["GlobalSecondaryIndexes"]}
-    spec = declared[index.name]
-    assert spec["KeySchema"] == [
-        {"AttributeName": index.partition_key, "KeyType": "HASH"},
-        {"AttributeName": index.sort_key, "KeyType": "RANGE"},
-    ]
-    projected = items.SOCIAL_PROJECTIONS[index.name]
-    assert spec["Projection"]["ProjectionType"] == ("INCLUDE" if projected else "KEYS_ONLY")
-    assert sorted(spec["Projection"].get("NonKeyAttributes", [])) == sorted(projected)
 
 
 def test_the_feed_stream_filter_lets_in_new_and_removed_posts_follows_likes_comments_and_modified_posts() -> None:

@@ -7,7 +7,7 @@ import pytest
 
 from local import cfn
 from local.filtering import filter_patterns, passes
-from shopfeed.commerce import items, keys
+from shopfeed.commerce import items
 from shopfeed.platform import dynamo, exactly_once
 
 RESOURCES = cfn.load()["Resources"]
@@ -42,25 +42,6 @@ def actions_on_the_table(function: str) -> set[str]:
 def record(event_name: str, entity_type: str) -> dict[str, Any]:
     image = "OldImage" if event_name == "REMOVE" else "NewImage"
     return {"eventName": event_name, "dynamodb": {image: {"entity_type": {"S": entity_type}}}}
-
-
-@pytest.mark.parametrize("index", keys.REVIEW_INDEXES, ids=lambda index: str(index.name))
-def test_each_review_index_has_the_keys_of_keys_py_and_projects_exactly_a_list_row(index: dynamo.IndexSpec) -> None:
-    declared = commerce_indexes()[str(index.name)]
-    assert declared["KeySchema"] == [
-        {"AttributeName": index.partition_key, "KeyType": "HASH"},
-        {"AttributeName": index.sort_key, "KeyType": "RANGE"},
-    ]
-    assert declared["Projection"]["ProjectionType"] == "INCLUDE"
-    assert sorted(declared["Projection"]["NonKeyAttributes"]) == sorted(items.REVIEW_SUMMARY_ATTRIBUTES)
-
-
-def test_the_review_index_keys_are_declared_strings() -> None:
-    declared = {
-        a["AttributeName"]: a["AttributeType"] for a in RESOURCES["CommerceTable"]["Properties"]["AttributeDefinitions"]
-    }
-    for index in keys.REVIEW_INDEXES:
-        assert declared[index.partition_key] == declared[index.sort_key] == "S"
 
 
 @pytest.mark.parametrize("event_name", ["INSERT", "MODIFY", "REMOVE"])

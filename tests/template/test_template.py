@@ -63,13 +63,13 @@ def test_every_function_entry_point_exists() -> None:
 @pytest.mark.parametrize(
     ("index", "attributes"),
     [
-        (keys.ORDERS_BY_USER.name, items.ORDER_SUMMARY_ATTRIBUTES),
-        (keys.ORDERS_BY_STATUS.name, items.ORDER_SUMMARY_ATTRIBUTES),
-        (keys.PRODUCTS_BY_CATEGORY.name, items.PRODUCT_SUMMARY_ATTRIBUTES),
-        (keys.UNPUBLISHED_OUTBOX.name, items.OUTBOX_ATTRIBUTES),
-        (keys.PENDING_PAYMENTS.name, items.PAYMENT_ATTRIBUTES),
-        (keys.SHIPMENTS_BY_ORDER.name, items.SHIPMENT_ATTRIBUTES),
-        (keys.SHIPMENTS_BY_STATUS.name, items.SHIPMENT_ATTRIBUTES),
+        (keys.ORDERS_BY_USER.name, keys.ORDER_SUMMARY_ATTRIBUTES),
+        (keys.ORDERS_BY_STATUS.name, keys.ORDER_SUMMARY_ATTRIBUTES),
+        (keys.PRODUCTS_BY_CATEGORY.name, keys.PRODUCT_SUMMARY_ATTRIBUTES),
+        (keys.UNPUBLISHED_OUTBOX.name, keys.OUTBOX_ATTRIBUTES),
+        (keys.PENDING_PAYMENTS.name, keys.PAYMENT_ATTRIBUTES),
+        (keys.SHIPMENTS_BY_ORDER.name, keys.SHIPMENT_ATTRIBUTES),
+        (keys.SHIPMENTS_BY_STATUS.name, keys.SHIPMENT_ATTRIBUTES),
     ],
 )
 def test_index_projects_exactly_what_its_readers_map(index: str, attributes: tuple[str, ...]) -> None:

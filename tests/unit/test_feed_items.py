@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from shopfeed.feed import items, keys
-from shopfeed.feed.models import MAX_TAGS, Delivery, Post, PullAuthor, normalise_tag
+from shopfeed.feed.models import MAX_TAGS, Comment, Delivery, Like, Post, PullAuthor, normalise_tag
 from shopfeed.platform import dynamo
 from tests.unit.feed_builders import follow, post, profile
 
@@ -46,7 +46,7 @@ def test_a_follow_edge_round_trips_and_feeds_both_directions() -> None:
     assert {k: item[k] for k in ("PK", "SK")} == keys.follow("U100", "U400")
     assert item["followers_pk"] == keys.user_partition("U100")
     assert item["following_pk"] == keys.user_partition("U400")
-    assert items.follow_from({k: item[k] for k in items.FOLLOW_ATTRIBUTES}) == edge
+    assert items.follow_from({k: item[k] for k in keys.FOLLOW_ATTRIBUTES}) == edge
 
 
 def test_a_fanned_out_post_round_trips_and_stays_out_of_the_pulled_posts_index() -> None:
@@ -68,7 +68,7 @@ def test_a_pulled_post_is_in_the_pulled_posts_index_with_what_a_feed_entry_holds
     item = stored(items.post_item(written))
     # then
     assert item[keys.PULLED_POSTS_BY_AUTHOR.partition_key] == keys.user_partition(written.author_id)
-    projected = {k: item[k] for k in items.FEED_ENTRY_ATTRIBUTES}
+    projected = {k: item[k] for k in keys.FEED_ENTRY_ATTRIBUTES}
     assert items.feed_entry_from(projected) == items.entry_of(written)
 
 
@@ -81,7 +81,7 @@ def test_a_tag_item_carries_the_post_summary_its_index_projects() -> None:
     assert tag["entity_type"] == items.POST_TAG
     assert {k: tag[k] for k in ("PK", "SK")} == keys.post_tag(written.post_id, "aws")
     assert tag["by_tag_pk"] == keys.tag_partition("aws", keys.tag_shard(written.post_id))
-    summary = items.post_summary_from({k: tag[k] for k in items.POST_SUMMARY_ATTRIBUTES})
+    summary = items.post_summary_from({k: tag[k] for k in keys.POST_SUMMARY_ATTRIBUTES})
     assert summary == items.summary_of(written)
 
 
@@ -117,19 +117,31 @@ def test_a_pull_author_round_trips_and_expires_with_its_last_pulled_post() -> No
 
 
 def test_projections_name_only_attributes_the_items_carry() -> None:
-    # given
+    # given an item of every type an index holds
     written = post(delivery=Delivery.PULL)
-    carried = {
-        keys.POSTS_BY_AUTHOR.name: items.post_item(written),
-        keys.PULLED_POSTS_BY_AUTHOR.name: items.post_item(written),
-        keys.POSTS_BY_TAG.name: items.post_tag_item(written, "dynamodb"),
-        keys.FOLLOWERS_BY_USER.name: items.follow_item(follow("U400", "U100")),
-        keys.FOLLOWING_BY_USER.name: items.follow_item(follow("U400", "U100")),
-    }
-    # then
-    for index in keys.INDEXES:
-        assert set(items.PROJECTIONS[index.name]) <= set(carried[index.name]), index.name
-        assert {index.partition_key, index.sort_key} <= set(carried[index.name]), index.name
+    samples = [
+        items.post_item(written),
+        items.post_tag_item(written, "dynamodb"),
+        items.follow_item(follow("U400", "U100")),
+        items.like_item(
+            Like(post_id=written.post_id, user_id="U400", post_author_id="U100", liked_at=written.created_at)
+        ),
+        items.comment_item(
+            Comment(
+                comment_id=written.post_id,
+                post_id=written.post_id,
+                author_id="U400",
+                post_author_id="U100",
+                text="nice",
+                created_at=written.created_at,
+            )
+        ),
+    ]
+    # then every index that keys them projects only what they carry
+    for index in (i for i in keys.INDEXES if i.keys_of is not None and i.holds != ("Notification",)):
+        (item,) = [i for i in samples if i["entity_type"] in index.holds]
+        assert set(index.projection or ()) <= set(item), index.name
+        assert {index.partition_key, index.sort_key} <= set(item), index.name
 
 
 @pytest.mark.parametrize(("raw", "tag"), [("#DynamoDB", "dynamodb"), ("  aws ", "aws"), ("ｄｄｂ", "ddb")])

@@ -69,8 +69,8 @@ def test_an_order_header_feeds_both_order_indexes_and_their_summary() -> None:
     assert {k: header[k] for k in ("by_status_pk", "by_status_sk")} == keys.order_by_status(
         OrderStatus.PLACED, ORDER.placed_at, ORDER.order_id
     )
-    summary = items.order_summary_from({k: header[k] for k in items.ORDER_SUMMARY_ATTRIBUTES})
-    assert summary.model_dump() == ORDER.model_dump(include=set(items.ORDER_SUMMARY_ATTRIBUTES))
+    summary = items.order_summary_from({k: header[k] for k in keys.ORDER_SUMMARY_ATTRIBUTES})
+    assert summary.model_dump() == ORDER.model_dump(include=set(keys.ORDER_SUMMARY_ATTRIBUTES))
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,5 @@
-"""Stored item shapes of CommerceTable and their explicit mapping to and from domain models.
+"""Stored item shapes of CommerceTable and their explicit mapping to and from domain models. Every
+item takes its index keys from the declarations in ``keys`` (``indexed``), never spelled here.
 
 ``entity_type`` is written on every item: stream consumers route on it, so its values are a
 persisted contract and never change.
@@ -15,7 +16,6 @@ from shopfeed.commerce.models import (
     OrderLine,
     OrderSummary,
     PaymentAttempt,
-    PaymentStatus,
     Product,
     ProductSummary,
     RatingTotals,
@@ -23,7 +23,7 @@ from shopfeed.commerce.models import (
     ReviewSummary,
     Shipment,
 )
-from shopfeed.platform.dynamo import Update
+from shopfeed.platform.dynamo import Update, indexed
 from shopfeed.platform.outbox import OutboxEvent, OutboxKeys, event_from
 from shopfeed.platform.types import Money
 
@@ -38,19 +38,6 @@ ORDER_LINE: Final = "OrderLine"
 OUTBOX_EVENT: Final = "OutboxEvent"
 
 Item = dict[str, Any]
-
-# Attributes the order indexes project (template.yaml lists the same; a template test compares).
-ORDER_SUMMARY_ATTRIBUTES: Final = (
-    "order_id",
-    "user_id",
-    "status",
-    "placed_at",
-    "updated_at",
-    "total",
-    "line_count",
-)
-PRODUCT_SUMMARY_ATTRIBUTES: Final = ("product_id", "name", "category", "price")
-OUTBOX_ATTRIBUTES: Final = ("event_id", "event_type", "source", "aggregate_id", "occurred_at", "detail")
 
 
 def _money(value: dict[str, Any]) -> Money:
@@ -77,13 +64,8 @@ RATING_SUM: Final = "rating_sum"
 
 def product_item(product: Product) -> Item:
     # The rating counters are the consumer's alone: a product is written without them.
-    return {
-        **keys.product(product.product_id),
-        **keys.product_by_category(product.category, product.product_id),
-        **keys.product_in_catalog(product.product_id),
-        "entity_type": PRODUCT,
-        **product.model_dump(exclude={"rating"}),
-    }
+    item = {**keys.product(product.product_id), "entity_type": PRODUCT, **product.model_dump(exclude={"rating"})}
+    return indexed(keys.INDEXES, item)
 
 
 def product_from(item: Item) -> Product:
@@ -93,24 +75,18 @@ def product_from(item: Item) -> Product:
 
 
 def product_summary_from(item: Item) -> ProductSummary:
-    return ProductSummary.model_validate({k: item[k] for k in PRODUCT_SUMMARY_ATTRIBUTES})
+    return ProductSummary.model_validate({k: item[k] for k in keys.PRODUCT_SUMMARY_ATTRIBUTES})
 
 
 # -- reviews ------------------------------------------------------------------------------------
 
 REVIEW: Final = "Review"
 
-# What the three review indexes project: a list row (template.yaml lists the same; a template test compares).
-REVIEW_SUMMARY_ATTRIBUTES: Final = tuple(ReviewSummary.model_fields)
-
 
 def review_item(review: Review) -> Item:
-    return {
-        **keys.review(review.product_id, review.user_id),
-        **keys.review_orders(review.product_id, review.user_id, review.rating, review.created_at),
-        "entity_type": REVIEW,
-        **review.model_dump(),
-    }
+    return indexed(
+        keys.INDEXES, {**keys.review(review.product_id, review.user_id), "entity_type": REVIEW, **review.model_dump()}
+    )
 
 
 def review_from(item: Item) -> Review:
@@ -118,18 +94,13 @@ def review_from(item: Item) -> Review:
 
 
 def review_summary_from(item: Item) -> ReviewSummary:
-    return ReviewSummary.model_validate({k: item[k] for k in REVIEW_SUMMARY_ATTRIBUTES})
+    return ReviewSummary.model_validate({k: item[k] for k in keys.REVIEW_SUMMARY_ATTRIBUTES})
 
 
 def order_item(order: Order) -> Item:
-    return {
-        **keys.order(order.order_id),
-        **keys.order_by_user(order.user_id, order.placed_at, order.order_id),
-        **keys.order_by_status(order.status, order.placed_at, order.order_id),
-        **keys.order_by_age(order.placed_at, order.order_id),
-        "entity_type": ORDER,
-        **order.model_dump(exclude={"lines"}),
-    }
+    return indexed(
+        keys.INDEXES, {**keys.order(order.order_id), "entity_type": ORDER, **order.model_dump(exclude={"lines"})}
+    )
 
 
 def order_line_item(order: Order, line: OrderLine) -> Item:
@@ -158,7 +129,7 @@ def order_line_from(item: Item) -> OrderLine:
 
 
 def order_summary_from(item: Item) -> OrderSummary:
-    return OrderSummary.model_validate({k: item[k] for k in ORDER_SUMMARY_ATTRIBUTES})
+    return OrderSummary.model_validate({k: item[k] for k in keys.ORDER_SUMMARY_ATTRIBUTES})
 
 
 # The commerce outbox: its items in CommerceTable, for the platform's relay and sweeper.
@@ -189,20 +160,6 @@ SANDBOX_CHARGE: Final = "SandboxCharge"
 # On the order header while one of its attempts is in flight: the id of that attempt. Starting a
 # payment and cancelling both require it absent, so one payment at a time and never a cancel under it.
 PAYMENT_PENDING: Final = "payment_pending"
-# What PendingPayments projects, and ShipmentsByOrder / ShipmentsByStatus (template.yaml lists the
-# same; a template test compares): exactly what the list readers map.
-PAYMENT_ATTRIBUTES: Final = ("attempt_id", "order_id", "user_id", "status", "amount", "created_at", "updated_at")
-SHIPMENT_ATTRIBUTES: Final = (
-    "shipment_id",
-    "order_id",
-    "user_id",
-    "carrier",
-    "tracking_number",
-    "status",
-    "created_at",
-    "updated_at",
-    "version",
-)
 
 
 def purchase_change(user_id: str, product_id: str, delta: int) -> tuple[keys.Key, Update]:
@@ -214,15 +171,14 @@ def purchase_change(user_id: str, product_id: str, delta: int) -> tuple[keys.Key
 
 def payment_attempt_item(attempt: PaymentAttempt) -> Item:
     """A new attempt; a Pending one carries the sparse PendingPayments keys."""
-    pending = (
-        keys.pending_payment(attempt.attempt_id, attempt.created_at) if attempt.status is PaymentStatus.PENDING else {}
+    return indexed(
+        keys.INDEXES,
+        {
+            **keys.payment_attempt(attempt.order_id, attempt.attempt_id),
+            "entity_type": PAYMENT_ATTEMPT,
+            **attempt.model_dump(exclude_none=True),
+        },
     )
-    return {
-        **keys.payment_attempt(attempt.order_id, attempt.attempt_id),
-        **pending,
-        "entity_type": PAYMENT_ATTEMPT,
-        **attempt.model_dump(exclude_none=True),
-    }
 
 
 def payment_attempt_from(item: Item) -> PaymentAttempt:
@@ -231,20 +187,14 @@ def payment_attempt_from(item: Item) -> PaymentAttempt:
 
 
 def shipment_item(shipment: Shipment) -> Item:
-    return {
-        **keys.shipment(shipment.order_id, shipment.shipment_id),
-        **shipment_index_keys(shipment),
-        "entity_type": SHIPMENT,
-        **shipment.model_dump(exclude_none=True),
-    }
-
-
-def shipment_index_keys(shipment: Shipment) -> Item:
-    """Both list keys move with every update: they sort by ``updated_at``."""
-    return {
-        **keys.shipment_by_order(shipment.order_id, shipment.updated_at, shipment.shipment_id),
-        **keys.shipment_by_status(shipment.status, shipment.carrier, shipment.updated_at, shipment.shipment_id),
-    }
+    return indexed(
+        keys.INDEXES,
+        {
+            **keys.shipment(shipment.order_id, shipment.shipment_id),
+            "entity_type": SHIPMENT,
+            **shipment.model_dump(exclude_none=True),
+        },
+    )
 
 
 def shipment_from(item: Item) -> Shipment:

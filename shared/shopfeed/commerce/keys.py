@@ -33,8 +33,10 @@ Indexes (attribute names say which index they feed):
     Catalog             catalog_pk     = CATALOG                        catalog_sk     = <product_id>
 """
 
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final
 
+from shopfeed.commerce.models import ReviewSummary
 from shopfeed.platform import key_parts
 from shopfeed.platform.dynamo import IndexSpec
 from shopfeed.platform.key_parts import index_key, newest_first
@@ -58,12 +60,58 @@ EVENT: Final = "EVENT"
 ORDER_STATUS_SHARDS: Final = 4
 OUTBOX_SHARDS: Final = 4
 
-# The indexes, with the only spelling of their attribute names (template.yaml declares the same;
-# a template test compares).
-PRODUCTS_BY_CATEGORY: Final = IndexSpec("ProductsByCategory", "by_category_pk", "by_category_sk")
-ORDERS_BY_USER: Final = IndexSpec("OrdersByUser", "by_user_pk", "by_user_sk")
-ORDERS_BY_STATUS: Final = IndexSpec("OrdersByStatus", "by_status_pk", "by_status_sk")
-UNPUBLISHED_OUTBOX: Final = IndexSpec("UnpublishedOutbox", "unpublished_pk", "unpublished_sk")
+# The indexes, with the only spelling of their attribute names, what they hold, how an item's keys are
+# made and what they project (template.yaml declares the same; a template test compares). Items take
+# their index keys from these declarations (platform.dynamo.indexed / reindexed), never by hand.
+# What the lists read of each (exactly what the index projects):
+ORDER_SUMMARY_ATTRIBUTES: Final = ("order_id", "user_id", "status", "placed_at", "updated_at", "total", "line_count")
+PRODUCT_SUMMARY_ATTRIBUTES: Final = ("product_id", "name", "category", "price")
+OUTBOX_ATTRIBUTES: Final = ("event_id", "event_type", "source", "aggregate_id", "occurred_at", "detail")
+REVIEW_SUMMARY_ATTRIBUTES: Final = tuple(ReviewSummary.model_fields)
+PAYMENT_ATTRIBUTES: Final = ("attempt_id", "order_id", "user_id", "status", "amount", "created_at", "updated_at")
+SHIPMENT_ATTRIBUTES: Final = (
+    "shipment_id",
+    "order_id",
+    "user_id",
+    "carrier",
+    "tracking_number",
+    "status",
+    "created_at",
+    "updated_at",
+    "version",
+)
+
+PRODUCTS_BY_CATEGORY: Final = IndexSpec(
+    "ProductsByCategory",
+    "by_category_pk",
+    "by_category_sk",
+    holds=("Product",),
+    reads=("category", "product_id"),
+    keys_of=lambda p: product_by_category(p["category"], p["product_id"]),
+    projection=PRODUCT_SUMMARY_ATTRIBUTES,
+)
+ORDERS_BY_USER: Final = IndexSpec(
+    "OrdersByUser",
+    "by_user_pk",
+    "by_user_sk",
+    holds=("Order",),
+    reads=("user_id", "placed_at", "order_id"),
+    keys_of=lambda o: order_by_user(o["user_id"], o["placed_at"], o["order_id"]),
+    projection=ORDER_SUMMARY_ATTRIBUTES,
+)
+ORDERS_BY_STATUS: Final = IndexSpec(
+    "OrdersByStatus",
+    "by_status_pk",
+    "by_status_sk",
+    holds=("Order",),
+    reads=("status", "placed_at", "order_id"),
+    keys_of=lambda o: order_by_status(o["status"], o["placed_at"], o["order_id"]),
+    projection=ORDER_SUMMARY_ATTRIBUTES,
+)
+# Written and removed by the platform's outbox (platform.outbox), whose items are its own.
+UNPUBLISHED_OUTBOX: Final = IndexSpec(
+    "UnpublishedOutbox", "unpublished_pk", "unpublished_sk", projection=OUTBOX_ATTRIBUTES
+)
 
 Key = key_parts.Key
 
@@ -110,10 +158,34 @@ def category_partition(category: str) -> str:
 REVIEW: Final = "REVIEW#"
 APPLIED: Final = "APPLIED#"
 
-RECENT_REVIEWS_BY_PRODUCT: Final = IndexSpec("RecentReviewsByProduct", "product_reviews_pk", "recent_reviews_sk")
-TOP_REVIEWS_BY_PRODUCT: Final = IndexSpec("TopReviewsByProduct", "product_reviews_pk", "top_reviews_sk")
-REVIEWS_BY_USER: Final = IndexSpec("ReviewsByUser", "user_reviews_pk", "user_reviews_sk")
-REVIEW_INDEXES: Final = (RECENT_REVIEWS_BY_PRODUCT, TOP_REVIEWS_BY_PRODUCT, REVIEWS_BY_USER)
+_REVIEW_READS: Final = ("product_id", "user_id", "rating", "created_at")
+RECENT_REVIEWS_BY_PRODUCT: Final = IndexSpec(
+    "RecentReviewsByProduct",
+    "product_reviews_pk",
+    "recent_reviews_sk",
+    holds=("Review",),
+    reads=_REVIEW_READS,
+    keys_of=lambda r: _review_order(r, "product_reviews_pk", "recent_reviews_sk"),
+    projection=REVIEW_SUMMARY_ATTRIBUTES,
+)
+TOP_REVIEWS_BY_PRODUCT: Final = IndexSpec(
+    "TopReviewsByProduct",
+    "product_reviews_pk",
+    "top_reviews_sk",
+    holds=("Review",),
+    reads=_REVIEW_READS,
+    keys_of=lambda r: _review_order(r, "product_reviews_pk", "top_reviews_sk"),
+    projection=REVIEW_SUMMARY_ATTRIBUTES,
+)
+REVIEWS_BY_USER: Final = IndexSpec(
+    "ReviewsByUser",
+    "user_reviews_pk",
+    "user_reviews_sk",
+    holds=("Review",),
+    reads=_REVIEW_READS,
+    keys_of=lambda r: _review_order(r, "user_reviews_pk", "user_reviews_sk"),
+    projection=REVIEW_SUMMARY_ATTRIBUTES,
+)
 
 
 def review(product_id: str, user_id: str) -> Key:
@@ -140,10 +212,9 @@ def review_orders(product_id: str, user_id: str, rating: int, created_at: str) -
     }
 
 
-def top_review_order(product_id: str, user_id: str, rating: int, created_at: str) -> Key:
-    """The one index key a changed rating moves (an edit keeps the review's creation time)."""
-    keys = review_orders(product_id, user_id, rating, created_at)
-    return {TOP_REVIEWS_BY_PRODUCT.sort_key: keys[TOP_REVIEWS_BY_PRODUCT.sort_key]}
+def _review_order(review: Mapping[str, Any], partition_key: str, sort_key: str) -> Key:
+    placed = review_orders(review["product_id"], review["user_id"], int(review["rating"]), review["created_at"])
+    return {partition_key: placed[partition_key], sort_key: placed[sort_key]}
 
 
 def applied_record(target: str, sequence_number: str) -> Key:
@@ -224,9 +295,35 @@ CHARGE: Final = "CHARGE"
 # event passes through UnpublishedOutbox: sharded the same way so a payment peak never throttles it.
 PENDING_PAYMENT_SHARDS: Final = 4
 
-PENDING_PAYMENTS: Final = IndexSpec("PendingPayments", "pending_pk", "pending_sk")
-SHIPMENTS_BY_ORDER: Final = IndexSpec("ShipmentsByOrder", "shipments_pk", "shipments_sk")
-SHIPMENTS_BY_STATUS: Final = IndexSpec("ShipmentsByStatus", "shipping_pk", "shipping_sk")
+# Sparse: an attempt is listed while it is Pending only.
+PENDING_PAYMENTS: Final = IndexSpec(
+    "PendingPayments",
+    "pending_pk",
+    "pending_sk",
+    holds=("PaymentAttempt",),
+    reads=("status", "attempt_id", "created_at"),
+    keys_of=lambda a: pending_payment(a["attempt_id"], a["created_at"]) if a["status"] == "Pending" else None,
+    projection=PAYMENT_ATTRIBUTES,
+)
+# Both shipment lists sort by ``updated_at``: their keys move with every update.
+SHIPMENTS_BY_ORDER: Final = IndexSpec(
+    "ShipmentsByOrder",
+    "shipments_pk",
+    "shipments_sk",
+    holds=("Shipment",),
+    reads=("order_id", "updated_at", "shipment_id"),
+    keys_of=lambda s: shipment_by_order(s["order_id"], s["updated_at"], s["shipment_id"]),
+    projection=SHIPMENT_ATTRIBUTES,
+)
+SHIPMENTS_BY_STATUS: Final = IndexSpec(
+    "ShipmentsByStatus",
+    "shipping_pk",
+    "shipping_sk",
+    holds=("Shipment",),
+    reads=("status", "carrier", "updated_at", "shipment_id"),
+    keys_of=lambda s: shipment_by_status(s["status"], s["carrier"], s["updated_at"], s["shipment_id"]),
+    projection=SHIPMENT_ATTRIBUTES,
+)
 
 
 def payment_attempt(order_id: str, attempt_id: str) -> Key:
@@ -279,8 +376,25 @@ SNAPSHOT: Final = "SNAPSHOT#"
 ORDER_AGE_SHARDS: Final = 4
 
 # KEYS_ONLY indexes: the archive finds old orders, the snapshot job lists every product.
-ORDERS_BY_AGE: Final = IndexSpec("OrdersByAge", "by_age_pk", "by_age_sk")
-CATALOG_INDEX: Final = IndexSpec("Catalog", "catalog_pk", "catalog_sk")
+# An order's age counts from its placement (a restore restarts it by hand: archive.restore).
+ORDERS_BY_AGE: Final = IndexSpec(
+    "OrdersByAge",
+    "by_age_pk",
+    "by_age_sk",
+    holds=("Order",),
+    reads=("placed_at", "order_id"),
+    keys_of=lambda o: order_by_age(o["placed_at"], o["order_id"]),
+    projection=(),
+)
+CATALOG_INDEX: Final = IndexSpec(
+    "Catalog",
+    "catalog_pk",
+    "catalog_sk",
+    holds=("Product",),
+    reads=("product_id",),
+    keys_of=lambda p: product_in_catalog(p["product_id"]),
+    projection=(),
+)
 
 
 def order_age_shard(order_id: str) -> int:
@@ -329,3 +443,20 @@ def snapshot(day: str, product_id: str) -> Key:
 
 def snapshot_partition(day: str) -> str:
     return SNAPSHOT + day
+
+
+# Every index of CommerceTable (template.yaml declares exactly these; a template test compares).
+INDEXES: Final = (
+    PRODUCTS_BY_CATEGORY,
+    ORDERS_BY_USER,
+    ORDERS_BY_STATUS,
+    UNPUBLISHED_OUTBOX,
+    RECENT_REVIEWS_BY_PRODUCT,
+    TOP_REVIEWS_BY_PRODUCT,
+    REVIEWS_BY_USER,
+    PENDING_PAYMENTS,
+    SHIPMENTS_BY_ORDER,
+    SHIPMENTS_BY_STATUS,
+    ORDERS_BY_AGE,
+    CATALOG_INDEX,
+)

@@ -15,6 +15,7 @@ from shopfeed.feed.settings import FanoutSettings, FeedApiSettings, FeedSettings
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.config import settings
 from shopfeed.platform.cursors import CursorCodec, signing_key
+from shopfeed.platform.pagination import Reader
 from shopfeed.platform.queues import SqsTaskQueue
 from shopfeed.platform.search import SearchIndex
 from shopfeed.platform.search import engine as search_engine
@@ -45,6 +46,12 @@ def cursors() -> CursorCodec:
 def feed_store() -> FeedRepository:
     """Profiles, posts, follows and the home feed, for the API."""
     return FeedRepository(table(), cursors(), settings(FeedApiSettings).pull_authors_cache_seconds)
+
+
+@cache
+def reader() -> Reader:
+    """FeedTable and the cursor signer, for the GET routes that call ``feed.queries`` directly."""
+    return Reader(table(), cursors())
 
 
 @cache
@@ -79,12 +86,12 @@ def fanout_page_size() -> int:
 
 
 # What each function's first request needs: built at init (``platform.warmup``).
-API_PORTS = (feed_store, engagement_store)
+API_PORTS = (feed_store, engagement_store, reader)
 STREAM_PORTS = (table, fanout_queue, search_index)
 WORKER_PORTS = (fanout_store, fanout_queue)
 
 
 def reset() -> None:
     """Forget every port built (tests change the environment between tests)."""
-    for factory in (table, search_index, cursors, feed_store, engagement_store, fanout_queue, fanout_store):
+    for factory in (table, search_index, cursors, reader, feed_store, engagement_store, fanout_queue, fanout_store):
         factory.cache_clear()

@@ -1,4 +1,5 @@
-"""Stored item shapes of FeedTable and their explicit mapping to and from domain models.
+"""Stored item shapes of FeedTable and their explicit mapping to and from domain models. Every item
+takes its index keys from the declarations in ``keys`` (``indexed``), never spelled here.
 
 ``entity_type`` is written on every item: the feed stream consumer routes on it (and its ESM filters
 match on it), so its values are a persisted contract and never change.
@@ -10,7 +11,6 @@ from typing import Any, Final
 from shopfeed.feed import keys
 from shopfeed.feed.models import (
     Comment,
-    Delivery,
     FeedEntry,
     Follow,
     LeaderboardEntry,
@@ -21,6 +21,7 @@ from shopfeed.feed.models import (
     Profile,
     PullAuthor,
 )
+from shopfeed.platform.dynamo import indexed
 
 PROFILE: Final = "Profile"
 HANDLE_GUARD: Final = "HandleGuard"
@@ -42,17 +43,6 @@ COMMENTS_COUNT: Final = "comments_count"
 EXPIRES_AT: Final = "expires_at"
 FEED_RETENTION: Final = timedelta(days=30)
 
-# Attributes the indexes project (template.yaml lists the same; a template test compares).
-POST_SUMMARY_ATTRIBUTES: Final = ("post_id", "author_id", "text", "tags", "created_at")
-FEED_ENTRY_ATTRIBUTES: Final = ("post_id", "author_id", "created_at")
-FOLLOW_ATTRIBUTES: Final = ("follower_id", "followee_id", "followed_at")
-PROJECTIONS: Final = {
-    keys.POSTS_BY_AUTHOR.name: POST_SUMMARY_ATTRIBUTES,
-    keys.PULLED_POSTS_BY_AUTHOR.name: FEED_ENTRY_ATTRIBUTES,
-    keys.POSTS_BY_TAG.name: POST_SUMMARY_ATTRIBUTES,
-    keys.FOLLOWERS_BY_USER.name: FOLLOW_ATTRIBUTES,
-    keys.FOLLOWING_BY_USER.name: FOLLOW_ATTRIBUTES,
-}
 
 Item = dict[str, Any]
 
@@ -88,45 +78,33 @@ def profile_from(item: Item) -> Profile:
 
 
 def follow_item(follow: Follow) -> Item:
-    return {
-        **keys.follow(follow.followee_id, follow.follower_id),
-        **keys.follower_of(follow.followee_id, follow.follower_id, follow.followed_at),
-        **keys.followed_by(follow.follower_id, follow.followee_id, follow.followed_at),
-        "entity_type": FOLLOW,
-        **follow.model_dump(),
-    }
+    return indexed(
+        keys.INDEXES,
+        {**keys.follow(follow.followee_id, follow.follower_id), "entity_type": FOLLOW, **follow.model_dump()},
+    )
 
 
 def follow_from(item: Item) -> Follow:
-    return Follow.model_validate(_pick(item, FOLLOW_ATTRIBUTES))
+    return Follow.model_validate(_pick(item, keys.FOLLOW_ATTRIBUTES))
 
 
 # -- posts and tags ------------------------------------------------------------------------------
 
 
 def post_item(post: Post) -> Item:
-    pulled = (
-        keys.pulled_post_by_author(post.author_id, post.created_at, post.post_id)
-        if post.delivery is Delivery.PULL
-        else {}
-    )
-    return {
-        **keys.post(post.post_id),
-        **keys.post_by_author(post.author_id, post.created_at, post.post_id),
-        **pulled,
-        "entity_type": POST,
-        **post.model_dump(mode="json"),
-    }
+    return indexed(keys.INDEXES, {**keys.post(post.post_id), "entity_type": POST, **post.model_dump(mode="json")})
 
 
 def post_tag_item(post: Post, tag: str) -> Item:
-    return {
-        **keys.post_tag(post.post_id, tag),
-        **keys.post_by_tag(tag, post.created_at, post.post_id),
-        "entity_type": POST_TAG,
-        "tag": tag,
-        **post.model_dump(mode="json", include=set(POST_SUMMARY_ATTRIBUTES)),
-    }
+    return indexed(
+        keys.INDEXES,
+        {
+            **keys.post_tag(post.post_id, tag),
+            "entity_type": POST_TAG,
+            "tag": tag,
+            **post.model_dump(mode="json", include=set(keys.POST_SUMMARY_ATTRIBUTES)),
+        },
+    )
 
 
 def post_from(item: Item) -> Post:
@@ -134,11 +112,11 @@ def post_from(item: Item) -> Post:
 
 
 def post_summary_from(item: Item) -> PostSummary:
-    return PostSummary.model_validate(_pick(item, POST_SUMMARY_ATTRIBUTES))
+    return PostSummary.model_validate(_pick(item, keys.POST_SUMMARY_ATTRIBUTES))
 
 
 def summary_of(post: Post) -> PostSummary:
-    return PostSummary.model_validate(post.model_dump(include=set(POST_SUMMARY_ATTRIBUTES)))
+    return PostSummary.model_validate(post.model_dump(include=set(keys.POST_SUMMARY_ATTRIBUTES)))
 
 
 # -- home feeds ----------------------------------------------------------------------------------
@@ -160,7 +138,7 @@ def feed_entry_item(follower_id: str, entry: FeedEntry) -> Item:
 
 
 def feed_entry_from(item: Item) -> FeedEntry:
-    return FeedEntry.model_validate(_pick(item, FEED_ENTRY_ATTRIBUTES))
+    return FeedEntry.model_validate(_pick(item, keys.FEED_ENTRY_ATTRIBUTES))
 
 
 def pull_author_item(author: PullAuthor) -> Item:
@@ -188,34 +166,24 @@ NOTIFICATION_COUNT: Final = "count"  # likes collapsed into one notification
 # A read notification stays listed in "all" this long, then TTL removes it.
 READ_RETENTION: Final = timedelta(days=30)
 
-LIKE_ATTRIBUTES: Final = ("post_id", "user_id", "post_author_id", "liked_at")
-NOTIFICATION_ATTRIBUTES: Final = tuple(Notification.model_fields)
-SOCIAL_PROJECTIONS: Final = {
-    keys.LIKES_BY_POST.name: LIKE_ATTRIBUTES,
-    keys.UNREAD_BY_USER.name: NOTIFICATION_ATTRIBUTES,
-    keys.AUTHORS_BY_GAINED.name: (),  # KEYS_ONLY: the author is the SK, the count the index key
-}
-
 
 def read_expiry(read_at: str) -> int:
     return _epoch(read_at) + int(READ_RETENTION.total_seconds())
 
 
 def like_item(like: Like) -> Item:
-    return {
-        **keys.like(like.post_id, like.user_id),
-        **keys.like_by_time(like.post_id, like.user_id, like.liked_at),
-        "entity_type": LIKE,
-        **like.model_dump(),
-    }
+    return indexed(keys.INDEXES, {**keys.like(like.post_id, like.user_id), "entity_type": LIKE, **like.model_dump()})
 
 
 def like_from(item: Item) -> Like:
-    return Like.model_validate(_pick(item, LIKE_ATTRIBUTES))
+    return Like.model_validate(_pick(item, keys.LIKE_ATTRIBUTES))
 
 
 def comment_item(comment: Comment) -> Item:
-    return {**keys.comment(comment.post_id, comment.comment_id), "entity_type": COMMENT, **comment.model_dump()}
+    return indexed(
+        keys.INDEXES,
+        {**keys.comment(comment.post_id, comment.comment_id), "entity_type": COMMENT, **comment.model_dump()},
+    )
 
 
 def comment_from(item: Item) -> Comment:
@@ -224,16 +192,16 @@ def comment_from(item: Item) -> Comment:
 
 def notification_item(notification: Notification) -> Item:
     """An unread notification carries the sparse UnreadByUser keys; marking it read removes them."""
-    return {
+    item = {
         **keys.notification(notification.user_id, notification.notification_id),
-        **keys.unread(notification.user_id, notification.notification_id),
         "entity_type": NOTIFICATION,
         **notification.model_dump(mode="json", exclude_none=True),
     }
+    return indexed(keys.INDEXES, item)
 
 
 def notification_from(item: Item) -> Notification:
-    return Notification.model_validate(_pick(item, NOTIFICATION_ATTRIBUTES))
+    return Notification.model_validate(_pick(item, keys.NOTIFICATION_ATTRIBUTES))
 
 
 def leaderboard_entry_from(item: Item) -> LeaderboardEntry:

@@ -24,6 +24,7 @@ merges both by that string (FEED-003).
 
 from typing import Final
 
+from shopfeed.feed.models import Comment, Notification
 from shopfeed.platform import key_parts
 from shopfeed.platform.dynamo import IndexSpec
 
@@ -49,14 +50,65 @@ APPLIED: Final = "APPLIED#"
 TAG_SHARDS: Final = 4
 
 
-# The indexes, with the only spelling of their attribute names (template.yaml declares the same;
-# a template test compares).
-POSTS_BY_AUTHOR: Final = IndexSpec("PostsByAuthor", "by_author_pk", "by_author_sk")
-PULLED_POSTS_BY_AUTHOR: Final = IndexSpec("PulledPostsByAuthor", "pulled_pk", "pulled_sk")
-POSTS_BY_TAG: Final = IndexSpec("PostsByTag", "by_tag_pk", "by_tag_sk")
-FOLLOWERS_BY_USER: Final = IndexSpec("FollowersByUser", "followers_pk", "followers_sk")
-FOLLOWING_BY_USER: Final = IndexSpec("FollowingByUser", "following_pk", "following_sk")
-INDEXES: Final = (POSTS_BY_AUTHOR, PULLED_POSTS_BY_AUTHOR, POSTS_BY_TAG, FOLLOWERS_BY_USER, FOLLOWING_BY_USER)
+# The indexes, with the only spelling of their attribute names, what they hold, how an item's keys are
+# made and what they project (template.yaml declares the same; a template test compares). Items take
+# their index keys from these declarations (platform.dynamo.indexed / reindexed), never by hand.
+# What the lists read of each (exactly what the index projects):
+POST_SUMMARY_ATTRIBUTES: Final = ("post_id", "author_id", "text", "tags", "created_at")
+FEED_ENTRY_ATTRIBUTES: Final = ("post_id", "author_id", "created_at")
+FOLLOW_ATTRIBUTES: Final = ("follower_id", "followee_id", "followed_at")
+LIKE_ATTRIBUTES: Final = ("post_id", "user_id", "post_author_id", "liked_at")
+NOTIFICATION_ATTRIBUTES: Final = tuple(Notification.model_fields)
+COMMENT_ATTRIBUTES: Final = tuple(Comment.model_fields)
+
+POSTS_BY_AUTHOR: Final = IndexSpec(
+    "PostsByAuthor",
+    "by_author_pk",
+    "by_author_sk",
+    holds=("Post",),
+    reads=("author_id", "created_at", "post_id"),
+    keys_of=lambda p: post_by_author(p["author_id"], p["created_at"], p["post_id"]),
+    projection=POST_SUMMARY_ATTRIBUTES,
+)
+# Sparse: only posts delivered by the read-time merge (the author was above the celebrity threshold).
+PULLED_POSTS_BY_AUTHOR: Final = IndexSpec(
+    "PulledPostsByAuthor",
+    "pulled_pk",
+    "pulled_sk",
+    holds=("Post",),
+    reads=("delivery", "author_id", "created_at", "post_id"),
+    keys_of=lambda p: (
+        pulled_post_by_author(p["author_id"], p["created_at"], p["post_id"]) if p["delivery"] == "pull" else None
+    ),
+    projection=FEED_ENTRY_ATTRIBUTES,
+)
+POSTS_BY_TAG: Final = IndexSpec(
+    "PostsByTag",
+    "by_tag_pk",
+    "by_tag_sk",
+    holds=("PostTag",),
+    reads=("tag", "created_at", "post_id"),
+    keys_of=lambda t: post_by_tag(t["tag"], t["created_at"], t["post_id"]),
+    projection=POST_SUMMARY_ATTRIBUTES,
+)
+FOLLOWERS_BY_USER: Final = IndexSpec(
+    "FollowersByUser",
+    "followers_pk",
+    "followers_sk",
+    holds=("Follow",),
+    reads=("followee_id", "follower_id", "followed_at"),
+    keys_of=lambda f: follower_of(f["followee_id"], f["follower_id"], f["followed_at"]),
+    projection=FOLLOW_ATTRIBUTES,
+)
+FOLLOWING_BY_USER: Final = IndexSpec(
+    "FollowingByUser",
+    "following_pk",
+    "following_sk",
+    holds=("Follow",),
+    reads=("follower_id", "followee_id", "followed_at"),
+    keys_of=lambda f: followed_by(f["follower_id"], f["followee_id"], f["followed_at"]),
+    projection=FOLLOW_ATTRIBUTES,
+)
 
 Key = dict[str, str]
 
@@ -196,10 +248,37 @@ LEADERBOARD: Final = "LEADERBOARD#"
 # Write sharding of a month's leaderboard partition: every follow of the month counts there.
 LEADERBOARD_SHARDS: Final = 8
 
-LIKES_BY_POST: Final = IndexSpec("LikesByPost", "likes_pk", "likes_sk")
-UNREAD_BY_USER: Final = IndexSpec("UnreadByUser", "unread_pk", "unread_sk")
-AUTHORS_BY_GAINED: Final = IndexSpec("AuthorsByGained", "PK", "gained")
-SOCIAL_INDEXES: Final = (LIKES_BY_POST, UNREAD_BY_USER, AUTHORS_BY_GAINED)
+LIKES_BY_POST: Final = IndexSpec(
+    "LikesByPost",
+    "likes_pk",
+    "likes_sk",
+    holds=("Like",),
+    reads=("post_id", "user_id", "liked_at"),
+    keys_of=lambda like_: like_by_time(like_["post_id"], like_["user_id"], like_["liked_at"]),
+    projection=LIKE_ATTRIBUTES,
+)
+# Sparse: a notification is listed here until it is read.
+UNREAD_BY_USER: Final = IndexSpec(
+    "UnreadByUser",
+    "unread_pk",
+    "unread_sk",
+    holds=("Notification",),
+    reads=("user_id", "notification_id"),
+    keys_of=lambda n: unread(n["user_id"], n["notification_id"]) if not n.get("read_at") else None,
+    projection=NOTIFICATION_ATTRIBUTES,
+)
+# KEYS_ONLY: the author is the SK, the count the index key; the leaderboard counter writes both.
+AUTHORS_BY_GAINED: Final = IndexSpec("AuthorsByGained", "PK", "gained", projection=())
+# A user's comments, newest first (comment ids are ULIDs: they sort by time).
+COMMENTS_BY_USER: Final = IndexSpec(
+    "CommentsByUser",
+    "user_comments_pk",
+    "user_comments_sk",
+    holds=("Comment",),
+    reads=("author_id", "comment_id"),
+    keys_of=lambda c: {"user_comments_pk": user_partition(c["author_id"]), "user_comments_sk": c["comment_id"]},
+    projection=COMMENT_ATTRIBUTES,
+)
 
 
 def like(post_id: str, user_id: str) -> Key:
@@ -232,3 +311,17 @@ def leaderboard_partition(month: str, shard: int) -> str:
 
 def leaderboard_entry(month: str, author_id: str) -> Key:
     return {"PK": leaderboard_partition(month, _shard(author_id, LEADERBOARD_SHARDS)), "SK": user_partition(author_id)}
+
+
+# Every index of FeedTable (template.yaml declares exactly these; a template test compares).
+INDEXES: Final = (
+    POSTS_BY_AUTHOR,
+    PULLED_POSTS_BY_AUTHOR,
+    POSTS_BY_TAG,
+    FOLLOWERS_BY_USER,
+    FOLLOWING_BY_USER,
+    LIKES_BY_POST,
+    UNREAD_BY_USER,
+    AUTHORS_BY_GAINED,
+    COMMENTS_BY_USER,
+)

@@ -237,7 +237,7 @@ class FeedRepository:
         edges = [
             edge
             for start in range(0, len(edge_keys), _KEYS_PER_BATCH_GET)
-            for edge in self._table.get_many(edge_keys[start : start + _KEYS_PER_BATCH_GET], items.FOLLOW_ATTRIBUTES)
+            for edge in self._table.get_many(edge_keys[start : start + _KEYS_PER_BATCH_GET], keys.FOLLOW_ATTRIBUTES)
         ]
         followed = [candidates[items.follow_from(edge).followee_id] for edge in edges]
         followed.sort(key=lambda a: (a.last_pull_post_at, a.author_id), reverse=True)

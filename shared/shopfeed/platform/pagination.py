@@ -105,6 +105,29 @@ def query_page(
 
 
 @dataclass(frozen=True)
+class Reader:
+    """What a read-side query function needs: the table and the API's cursor signer. A GET route that
+    only reads calls such a function directly with the reader its context's composition root builds
+    (no port member, no pass-through use case)."""
+
+    table: dynamo.Table
+    cursors: CursorCodec
+
+    def page(
+        self,
+        scope: str,
+        index: dynamo.IndexSpec,
+        partition: str,
+        limit: int,
+        cursor: str | None,
+        *,
+        forward: bool = True,
+    ) -> tuple[list[dynamo.Item], str | None]:
+        """``query_page`` on this table with this signer."""
+        return query_page(self.table, self.cursors, scope, index, partition, limit, cursor, forward=forward)
+
+
+@dataclass(frozen=True)
 class Source:
     """One partition a merged page reads: ``partition`` of ``index``."""
 

@@ -39,10 +39,16 @@ class CatalogRepository:
         return items.product_from(item) if item else None
 
     def update_product(self, product_id: str, expected_version: int, changes: Mapping[str, Any], now: str) -> Product:
-        changes = dict(changes)
-        if "category" in changes:
-            changes.update(keys.product_by_category(changes["category"], product_id))
-        item = self._update_versioned("product", product_id, keys.product(product_id), expected_version, changes, now)
+        # Every index reading a changed attribute takes its new keys (a moved category moves the product
+        # in ProductsByCategory); the product id is all the rest they read.
+        after = {"entity_type": items.PRODUCT, "product_id": product_id, **changes}
+        change = dynamo.reindexed(keys.INDEXES, after, Update(set={**changes, "updated_at": now}))
+        try:
+            item = self._table.update_versioned(keys.product(product_id), expected_version, change)
+        except dynamo.ConditionFailed as failed:
+            if failed.current is None:
+                raise NotFound("product", product_id) from failed
+            raise StaleVersion("product", product_id, int(failed.current["version"])) from failed
         return items.product_from(item)
 
     def list_products_in_category(self, category: str, limit: int, cursor: str | None) -> Page[ProductSummary]:

@@ -147,13 +147,16 @@ class CommerceRepository(CatalogRepository):
         """Guarded transition (version and state), restock every line, outbox event: one transaction."""
         # An update, not a Put of the whole order: attributes other writers add to the order (payment,
         # shipment) survive the cancel.
-        moved = Update(
-            set={
-                "status": cancelled.status.value,
-                "version": cancelled.version,
-                "updated_at": cancelled.updated_at,
-                **keys.order_by_status(cancelled.status, cancelled.placed_at, cancelled.order_id),
-            }
+        moved = dynamo.reindexed(
+            keys.INDEXES,
+            items.order_item(cancelled),
+            Update(
+                set={
+                    "status": cancelled.status.value,
+                    "version": cancelled.version,
+                    "updated_at": cancelled.updated_at,
+                }
+            ),
         )
         # A payment in flight blocks the cancel, so an approval never lands on a cancelled order.
         guard = (

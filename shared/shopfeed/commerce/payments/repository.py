@@ -127,15 +127,12 @@ class PaymentRepository:
 def _order_move(settled: PaymentAttempt, order: Order) -> Update:
     if settled.status is not PaymentStatus.AUTHORIZED:
         return Update(remove=[items.PAYMENT_PENDING])  # declined: payable again, with a new attempt
-    return Update(
-        set={
-            "status": OrderStatus.PAID.value,
-            "updated_at": settled.updated_at,
-            **keys.order_by_status(OrderStatus.PAID, order.placed_at, order.order_id),
-        },
+    paid = Update(
+        set={"status": OrderStatus.PAID.value, "updated_at": settled.updated_at},
         add={"version": 1},
         remove=[items.PAYMENT_PENDING],
     )
+    return dynamo.reindexed(keys.INDEXES, items.order_item(order.model_copy(update={"status": OrderStatus.PAID})), paid)
 
 
 def _not_payable(attempt: PaymentAttempt, order: dynamo.Item | None) -> Exception:

@@ -67,16 +67,17 @@ class ReviewRepository:
         rating order's key, only if the stored review is still ``current`` (same version, same creation:
         a review deleted and written again starts at version 1 too). Raises NotFound or StaleVersion."""
         ident = review_id(current.product_id, current.user_id)
-        change = Update(
+        edit = Update(
             set={
                 "rating": edited.rating,
                 "title": edited.title,
                 "text": edited.text,
                 "updated_at": edited.updated_at,
                 "version": edited.version,
-                **keys.top_review_order(edited.product_id, edited.user_id, edited.rating, edited.created_at),
             }
         )
+        # The rating order moves with the rating (the other keys read it too, and stay as they were).
+        change = dynamo.reindexed(keys.INDEXES, items.review_item(edited), edit)
         guard = (
             Attr(dynamo.PARTITION).exists()
             & Attr("version").eq(current.version)

@@ -100,14 +100,11 @@ class ShipmentRepository:
 
         Raises StaleVersion (the shipment changed: the client reads it again), OrderChanged (the
         order changed: the service reads again and decides again)."""
-        change = {
-            "status": moved.status.value,
-            "updated_at": moved.updated_at,
-            "version": moved.version,
-            **items.shipment_index_keys(moved),
-        }
+        change = {"status": moved.status.value, "updated_at": moved.updated_at, "version": moved.version}
         if moved.tracking_number is not None:
             change["tracking_number"] = moved.tracking_number
+        # Both list keys move with it: they sort by ``updated_at``.
+        shipment_move = dynamo.reindexed(keys.INDEXES, items.shipment_item(moved), Update(set=change))
         unchanged = Attr("version").eq(shipment.version)
         order_unchanged = Attr("version").eq(order.version) & Attr("status").eq(order.status.value)
         transaction = Transaction()
@@ -115,7 +112,7 @@ class ShipmentRepository:
             _SHIPMENT,
             self._table.update_op(
                 keys.shipment(shipment.order_id, shipment.shipment_id),
-                Update(set=change),
+                shipment_move,
                 condition=Attr(dynamo.PARTITION).exists() & unchanged,
                 return_old_on_failure=True,
             ),
@@ -142,14 +139,9 @@ class ShipmentRepository:
 
 
 def _order_move(moved: Order) -> Update:
-    return Update(
-        set={
-            "status": moved.status.value,
-            "updated_at": moved.updated_at,
-            "version": moved.version,
-            **keys.order_by_status(moved.status, moved.placed_at, moved.order_id),
-        }
-    )
+    """The order's new status, and its place in OrdersByStatus with it."""
+    change = Update(set={"status": moved.status.value, "updated_at": moved.updated_at, "version": moved.version})
+    return dynamo.reindexed(keys.INDEXES, items.order_item(moved), change)
 
 
 class ShipmentQueries:

@@ -1,4 +1,4 @@
-"""Comments (FEED-006): created with an Idempotency-Key, listed oldest first."""
+"""Comments (FEED-006): created with an Idempotency-Key, listed oldest first; a user's, newest first."""
 
 from typing import Annotated
 
@@ -6,10 +6,11 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
+from shopfeed.feed import queries
 from shopfeed.feed.engagement import services as engagement
 from shopfeed.feed.models import Comment
-from shopfeed.feed.routes import EngagementStore, Store
-from shopfeed.feed.routes.params import PostPath
+from shopfeed.feed.routes import EngagementStore, Reader, Store
+from shopfeed.feed.routes.params import PostPath, UserPath
 from shopfeed.feed.schemas import CommentPage, CreateComment
 from shopfeed.platform import errors
 from shopfeed.platform.http import CurrentCaller, created_response
@@ -82,3 +83,20 @@ def delete_comment(
 ) -> Response[None]:
     engagement.delete_comment(comments, caller, post_id, comment_id)
     return Response(status_code=204)
+
+
+@router.get(
+    "/users/<user_id>/comments",
+    summary="A user's comments, newest first: one Query on CommentsByUser (comments of a deleted post are left out)",
+    responses=problem_responses(errors.InvalidCursor),
+    tags=["comments"],
+)
+def list_user_comments(
+    user_id: UserPath,
+    caller: CurrentCaller,
+    reader: Reader,
+    limit: Annotated[int, Query(ge=1, le=100)] = 50,
+    cursor: Cursor = None,
+) -> CommentPage:
+    page = queries.comments_of_user(reader, caller.user_id if user_id == "me" else user_id, limit, cursor)
+    return CommentPage(items=page.items, next_cursor=page.next_cursor)

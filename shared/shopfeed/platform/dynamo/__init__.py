@@ -17,16 +17,9 @@ Conditions are boto3's own ``Attr`` / ``Key`` builders, rendered for the low-lev
 """
 
 from shopfeed.platform.dynamo.expressions import Update
+from shopfeed.platform.dynamo.indexes import BASE_TABLE, ENTITY_TYPE, PARTITION, SORT, IndexSpec, indexed, reindexed
 from shopfeed.platform.dynamo.serialization import Item, deserialize, serialize, value
-from shopfeed.platform.dynamo.table import (
-    BASE_TABLE,
-    PARTITION,
-    SORT,
-    ConditionFailed,
-    IndexSpec,
-    Table,
-    TableBusy,
-)
+from shopfeed.platform.dynamo.table import ConditionFailed, Table, TableBusy
 from shopfeed.platform.dynamo.transactions import (
     MAX_TRANSACTION_ITEMS,
     TRANSACTION_ATTEMPTS,
@@ -39,6 +32,7 @@ from shopfeed.platform.dynamo.transactions import (
 
 __all__ = [
     "BASE_TABLE",
+    "ENTITY_TYPE",
     "MAX_TRANSACTION_ITEMS",
     "PARTITION",
     "SORT",
@@ -54,6 +48,8 @@ __all__ = [
     "TransactionContended",
     "Update",
     "deserialize",
+    "indexed",
+    "reindexed",
     "serialize",
     "transact_write",
     "value",

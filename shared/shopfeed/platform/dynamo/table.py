@@ -4,13 +4,13 @@ repository is built from, and the index declarations its queries read."""
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from boto3.dynamodb.conditions import Attr, ConditionBase, Key
 from botocore.exceptions import ClientError
 
 from shopfeed.platform.dynamo.expressions import Expressions, Update
+from shopfeed.platform.dynamo.indexes import PARTITION, IndexSpec
 from shopfeed.platform.dynamo.serialization import Item, deserialize, serialize
 from shopfeed.platform.dynamo.transactions import (
     TRANSACTION_ATTEMPTS,
@@ -25,29 +25,9 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import QueryOutputTypeDef, TransactWriteItemTypeDef
 
 _BATCH_ATTEMPTS: Final = 5
-PARTITION: Final = "PK"
-SORT: Final = "SK"
 
 
 # -- schema ----------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class IndexSpec:
-    """Where a query reads: a global secondary index (as a context's ``keys.py`` declares it), or the
-    base table (``BASE_TABLE``). Its attribute names are spelled once, in the declaration."""
-
-    name: str | None
-    partition_key: str
-    sort_key: str
-
-    @property
-    def position_attributes(self) -> tuple[str, ...]:
-        """What DynamoDB needs to resume a query here: the table's key plus the index's key."""
-        return tuple(dict.fromkeys((PARTITION, SORT, self.partition_key, self.sort_key)))
-
-
-BASE_TABLE: Final = IndexSpec(None, PARTITION, SORT)
 
 
 class ConditionFailed(Exception):

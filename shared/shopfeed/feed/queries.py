@@ -1,0 +1,22 @@
+"""The feed's pure reads: GET routes call these directly with the reader ``feed.bootstrap`` builds.
+Each is one Query over the platform's pager (and what the visibility rules add), with its cursor
+bound to the query and its parameters."""
+
+from shopfeed.feed import items, keys
+from shopfeed.feed.models import Comment
+from shopfeed.platform.models import Page
+from shopfeed.platform.pagination import Reader
+
+
+def comments_of_user(reader: Reader, user_id: str, limit: int, cursor: str | None) -> Page[Comment]:
+    """A user's comments, newest first: one Query on CommentsByUser, then one BatchGetItem of their
+    posts' keys. A comment whose post is gone is left out, as the post's own comment list is a 404 then
+    (its comments are removed by the stream consumer a moment later). ``limit`` at most 100 (one
+    BatchGetItem)."""
+    found, next_cursor = reader.page(
+        f"comments-of-user:{user_id}", keys.COMMENTS_BY_USER, keys.user_partition(user_id), limit, cursor, forward=False
+    )
+    comments = [items.comment_from(item) for item in found]
+    post_ids = sorted({comment.post_id for comment in comments})
+    posts = {item["post_id"] for item in reader.table.get_many([keys.post(p) for p in post_ids], ("post_id",))}
+    return Page(items=[comment for comment in comments if comment.post_id in posts], next_cursor=next_cursor)
