@@ -69,6 +69,7 @@ MATRIX: dict[str, tuple[int | str, ...]] = {
     "GET /posts/{post_id}/likes":         (401,     200,       200,       200,       200),
     "POST /posts/{post_id}/comments":     (401,     201,       201,       201,       201),
     "GET /posts/{post_id}/comments":      (401,     200,       200,       200,       200),
+    "GET /users/{user_id}/comments":      (401,     200,       200,       200,       200),  # comments are public
     "DELETE /posts/{post_id}/comments/{comment_id}": (401, 403, 204,     403,       403),  # its or the post's author
     "GET /notifications":                 (401,     "own",     "own",     "own",     "own"),
     "POST /notifications/read":           (401,     200,       200,       200,       200),  # each marks their own
@@ -241,6 +242,7 @@ def _cell(world: World, operation: str, role: str) -> requests.Response:
             f"/posts/{world.publish()}/comments", json={"text": f"{role} comments"}, headers=key
         ),
         "GET /posts/{post_id}/comments": lambda: client.get(f"/posts/{world.publish()}/comments"),
+        "GET /users/{user_id}/comments": lambda: client.get(f"/users/{OWNER}/comments"),
         "DELETE /posts/{post_id}/comments/{comment_id}": lambda: client.delete(world.comment()),
         "GET /notifications": lambda: client.get("/notifications"),
         "POST /notifications/read": lambda: client.post("/notifications/read"),
