@@ -157,18 +157,20 @@ def test_get_user_me_reads_the_caller(commerce_api: ApiClient) -> None:
     assert answer.json == me
 
 
-def test_get_user_hides_the_email_of_another_user(commerce_api: ApiClient) -> None:
+def test_get_user_hides_the_name_and_email_of_another_user(commerce_api: ApiClient) -> None:
     # given
-    register_user(commerce_api.as_user("U200"), email="grace@example.com", name="Grace")
+    body = {"email": "grace@example.com", "name": "Grace Hopper", "display_name": "Amazing"}
+    assert commerce_api.as_user("U200").post("/users", body).status == 201
 
     # when
     answer = commerce_api.get("/users/U200")
 
-    # then
+    # then: the social profile is public, the legal name and the address are not
     assert answer.status == 200
-    assert answer.json["name"] == "Grace"
-    assert answer.json["email"] is None
+    assert (answer.json["name"], answer.json["email"]) == (None, None)
     assert "grace@example.com" not in answer.text
+    assert "Grace Hopper" not in answer.text
+    assert answer.json["display_name"] == "Amazing"
 
 
 def test_get_user_shows_an_admin_the_email_of_another_user(commerce_api: ApiClient, admin: ApiClient) -> None:
@@ -181,6 +183,7 @@ def test_get_user_shows_an_admin_the_email_of_another_user(commerce_api: ApiClie
     # then
     assert answer.status == 200
     assert answer.json["email"] == "ada@example.com"
+    assert answer.json["name"] is not None
 
 
 def test_get_user_answers_404_problem_for_an_unknown_user(commerce_api: ApiClient) -> None:

@@ -39,8 +39,8 @@ def register(body: RegisterUser, caller: CurrentCaller, users: UsersStore) -> Re
 
 @router.get(
     "/users/<user_id>",
-    summary="Get a user (ECOM-001, FEED-001: one BatchGetItem across both tables); email only for the user "
-    "themself and admins; 'me' is the caller",
+    summary="Get a user (ECOM-001, FEED-001: one BatchGetItem across both tables); name and email only for the "
+    "user themself and admins; 'me' is the caller",
     responses=problem_responses(errors.NotFound),
     tags=["users"],
 )

@@ -41,8 +41,9 @@ class UserView(View):
     """ECOM-001 and FEED-001: the customer and the public social profile."""
 
     user_id: str
-    name: str
     created_at: str
+    # The legal name and the address are private: another user sees the social profile (display name).
+    name: Annotated[str | None, Field(description="Only for the user themself and admins.")] = None
     email: Annotated[str | None, Field(description="Only for the user themself and admins.")] = None
     handle: str | None = None
     display_name: str | None = None
@@ -62,8 +63,8 @@ class UserView(View):
         )
         return cls(
             user_id=customer.user_id,
-            name=customer.name,
             created_at=customer.created_at,
+            name=customer.name if private else None,
             email=customer.email if private else None,
             **social,
         )
