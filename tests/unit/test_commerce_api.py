@@ -3,6 +3,7 @@
 Status codes, problem+json, validation, identity and header semantics, without any AWS.
 """
 
+import json
 from typing import Any
 
 import pytest
@@ -199,3 +200,28 @@ class TestPlacingAnOrder:
         answer = api.get(f"/orders/{placed['order_id']}")
         # then
         assert (answer.status, answer.json, answer.headers["ETag"]) == (200, placed, '"1"')
+
+
+@pytest.mark.parametrize(
+    ("number", "status"),
+    [
+        pytest.param("499.9999999999999999", 422, id="a float would round it to 500"),
+        pytest.param("2.0000000000000000001", 422, id="a float would round it to 2"),
+        pytest.param("2.5", 422, id="a fraction"),
+        pytest.param("2.0", 201, id="a whole number written with a point"),
+        pytest.param("2", 201, id="an integer"),
+    ],
+)
+def test_a_json_number_is_read_exactly_never_rounded_to_an_integer(
+    api: ApiClient, admin_api: ApiClient, store: InMemoryCommerce, number: str, status: int
+) -> None:
+    # given
+    admin_api.post("/products", product_body("P-RED-TSHIRT", available=10))
+    body = json.dumps(order_body(line(quantity=2))).replace('"quantity": 2', f'"quantity": {number}')
+    # when
+    answer = api.post("/orders", raw_body=body, headers=idempotency_key())
+    # then
+    assert answer.status == status, answer.text
+    placed = store.get_product("P-RED-TSHIRT")
+    assert placed is not None
+    assert placed.available == (8 if status == 201 else 10)

@@ -9,6 +9,7 @@ import base64
 import binascii
 import json
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 from shopfeed.platform.errors import MalformedBody, UnsupportedMediaType
@@ -26,7 +27,7 @@ def json_object_body(headers: Mapping[str, str], body: str | None, base64_encode
         raise MalformedBody("it must be a JSON object")
     try:
         # "\ud800" is valid JSON syntax for no character at all; nothing downstream could store it.
-        json.dumps(document, ensure_ascii=False).encode("utf-8")
+        json.dumps(document, ensure_ascii=False, default=str).encode("utf-8")
     except UnicodeEncodeError:
         raise MalformedBody("a string escapes a lone UTF-16 surrogate") from None
     return document
@@ -54,7 +55,8 @@ def _text(body: str, base64_encoded: bool) -> str:
 
 def _parse(text: str) -> Any:
     try:
-        return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_members)
+        # Decimal, not float: 499.9999999999999999 is not 500 (a float rounds it before the integer check).
+        return json.loads(text, parse_float=Decimal, parse_constant=_no_constant, object_pairs_hook=_unique_members)
     except json.JSONDecodeError:
         raise MalformedBody("it is not valid JSON") from None
     except ValueError:  # an integer past sys.get_int_max_str_digits() (4,300 digits)

@@ -1,6 +1,7 @@
 """Constrained types shared by every model family, declared once."""
 
 from datetime import date
+from decimal import Decimal
 from typing import Annotated
 
 from pydantic import (
@@ -23,6 +24,10 @@ EntityId = Annotated[str, StringConstraints(pattern=r"^[0-9A-HJKMNP-TV-Z]{26}$")
 
 def _integral(value: object) -> object:
     # JSON has one number type: 5.0 is the integer 5 (as JSON Schema's "integer" says), 5.5 is not.
+    # Request bodies are parsed with Decimal (platform.request_body), so 499.9999999999999999 arrives
+    # as it was written and is refused, never rounded to 500 first.
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else value
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
