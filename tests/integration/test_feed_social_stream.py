@@ -3,6 +3,7 @@ post counters, notifications made once however often a batch comes, collapsed li
 and counts of a post that is gone dropped rather than retried forever."""
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -213,3 +214,21 @@ def test_the_sample_api_events_like_a_post_and_read_its_authors_unread_notificat
     # then
     assert (liked[0], again[0], status) == (201, 200, 200)
     assert [(n["kind"], n["actor_id"], n["count"]) for n in unread["items"]] == [("likes", "U400", 1)]
+
+
+def test_following_and_unfollowing_ten_times_in_an_hour_notifies_once(feed: CommerceStream) -> None:
+    # given U200 follows and unfollows U100 ten times in one hour, then follows again the next hour
+    for minute in range(10):
+        edge = items.follow_item(feed_builders.follow("U200", "U100", at=datetime(2026, 5, 1, 10, minute, tzinfo=UTC)))
+        put(edge)
+        clients.dynamodb().delete_item(TableName=TABLE, Key=dynamo.serialize(keys.follow("U100", "U200")))
+    put(items.follow_item(feed_builders.follow("U200", "U100", at=datetime(2026, 5, 1, 11, 5, tzinfo=UTC))))
+    records = routed(feed.read())
+    # when the batch comes twice
+    assert [consume(records) for _ in range(2)] == [{"batchItemFailures": []}] * 2
+    # then one notification for the hour of the ten, one for the next
+    notifications = social().list_notifications("U100", unread=True, limit=50, cursor=None).items
+    assert [(n.kind, n.actor_id, n.created_at) for n in notifications] == [
+        ("follow", "U200", "2026-05-01T11:00:00.000Z"),
+        ("follow", "U200", "2026-05-01T10:00:00.000Z"),
+    ]

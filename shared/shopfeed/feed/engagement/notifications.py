@@ -2,9 +2,10 @@
 
 Notification ids are derived from what caused them (a deterministic ULID: the cause's time, then a
 hash of its key), and a notification is put only if absent, so a redelivered record makes no second
-one and never brings a read one back into the unread index. A follow and a comment notify once each.
-Likes collapse: one notification per post per hour (its id comes from the post and the hour) with a
-``count`` kept by ``platform.counters``; so a like storm makes at most 24 notifications a day per post.
+one and never brings a read one back into the unread index. A comment notifies once. Likes collapse:
+one notification per post per hour (its id comes from the post and the hour) with a ``count`` kept by
+``platform.counters``; so a like storm makes at most 24 notifications a day per post. Follows collapse
+the same way, per follower and followee per hour: following and unfollowing ten times makes one.
 Liking or commenting on your own post notifies nobody.
 """
 
@@ -50,13 +51,13 @@ def comment_notification(comment: Comment) -> Notification:
 
 
 def follow_notification(follow: Follow) -> Notification:
-    cause = f"follow|{follow.followee_id}|{follow.follower_id}|{follow.followed_at}"
+    hour = _hour_of(follow.followed_at)
     return Notification(
-        notification_id=derived_id(follow.followed_at, cause),
+        notification_id=derived_id(hour, f"follow|{follow.followee_id}|{follow.follower_id}|{hour}"),
         user_id=follow.followee_id,
         kind=NotificationKind.FOLLOW,
         actor_id=follow.follower_id,
-        created_at=follow.followed_at,
+        created_at=hour,
     )
 
 
@@ -91,7 +92,7 @@ def put_notifications(table: dynamo.Table, changes: Sequence[streams.ItemChange]
     """Put each notification the changes make, if absent (one PutItem per distinct notification); the
     records whose image could not be read."""
     made, failures = streams.made_of(changes, notification_of)
-    # Likes of one post in one hour make one notification: put it once.
+    # Likes of one post, or follows of one pair, in one hour make one notification: put it once.
     distinct = {notification.notification_id: notification for notification in made.values()}
     created = sum(table.put_if_absent(items.notification_item(n)) for n in distinct.values())
     metrics.add_metric(name="NotificationCreated", unit="Count", value=created)
