@@ -82,13 +82,16 @@ def test_a_post_without_an_idempotency_key_is_400_and_writes_nothing(api: ApiCli
         pytest.param({"text": "hi", "tags": [7]}, id="tag-not-a-string"),
         pytest.param({"text": "hi", "author_id": "U400"}, id="unknown-field"),
         pytest.param({"tags": ["aws"]}, id="no-text"),
+        pytest.param({"text": "hi\u0000there"}, id="nul-in-text"),
+        pytest.param({"text": "pay \u202eexe.pdf"}, id="bidi-override-in-text"),
+        pytest.param({"text": "\u200b"}, id="invisible-text"),
     ],
 )
 def test_a_malformed_post_is_422_and_writes_nothing(api: ApiClient, store: InMemoryFeed, body: dict[str, Any]) -> None:
     # when
     answer = api.post("/posts", body, headers={"Idempotency-Key": "k1"})
     # then
-    problem(answer, 422)
+    assert problem(answer, 422)["errors"]
     assert store.list_posts_of_author("U100", 50, None).items == []
 
 

@@ -7,9 +7,9 @@ from pydantic import Field, StringConstraints
 from shopfeed.commerce.models import Customer
 from shopfeed.feed.models import Bio, DisplayName, Handle, Profile
 from shopfeed.platform.models import Request, View
-from shopfeed.platform.types import Email
+from shopfeed.platform.types import MULTI_LINE, SINGLE_LINE, Email
 
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120), SINGLE_LINE]
 
 
 class RegisterUser(Request):
@@ -21,14 +21,14 @@ class RegisterUser(Request):
     handle: Annotated[
         Handle | None, Field(description="Unique, 3-30 of a-z 0-9 _ (case-insensitive); default: one made for you")
     ] = None
-    display_name: Annotated[DisplayName | None, Field(description="Default: the name")] = None
-    bio: Bio = ""
+    display_name: Annotated[Annotated[DisplayName, SINGLE_LINE] | None, Field(description="Default: the name")] = None
+    bio: Annotated[Bio, MULTI_LINE] = ""
 
 
 class UpdateProfile(Request):
     name: Name | None = None
-    display_name: DisplayName | None = None
-    bio: Bio | None = None
+    display_name: Annotated[DisplayName, SINGLE_LINE] | None = None
+    bio: Annotated[Bio, MULTI_LINE] | None = None
 
     def customer_changes(self) -> dict[str, object]:
         return self.model_dump(include={"name"}, exclude_none=True)

@@ -23,11 +23,11 @@ from shopfeed.commerce.models import (
 from shopfeed.commerce.types import Carrier, ProductId, Quantity, StockLevel, TrackingNumber
 from shopfeed.platform.models import Request, View
 from shopfeed.platform.search import SearchHit
-from shopfeed.platform.types import JSON_INTEGER, Money
+from shopfeed.platform.types import JSON_INTEGER, MULTI_LINE, SINGLE_LINE, Money
 
 MAX_RESTOCK = 1_000_000
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
-Text = Annotated[str, StringConstraints(max_length=4000)]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120), SINGLE_LINE]
+Text = Annotated[str, StringConstraints(max_length=4000), MULTI_LINE]
 Category = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9\-]*$")]
 
 

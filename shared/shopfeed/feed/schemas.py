@@ -21,6 +21,7 @@ from shopfeed.feed.models import (
 )
 from shopfeed.platform.models import Request, View
 from shopfeed.platform.search import SearchHit
+from shopfeed.platform.types import MULTI_LINE
 
 # A tag as a client may write it ("#DynamoDB"), stored normalised ("dynamodb").
 RequestTag = Annotated[str, BeforeValidator(lambda raw: normalise_tag(raw) if isinstance(raw, str) else raw)]
@@ -41,7 +42,7 @@ TagPath = Annotated[
 
 
 class CreatePost(Request):
-    text: PostText
+    text: Annotated[PostText, MULTI_LINE]
     tags: Annotated[
         list[TagParam],
         Field(max_length=MAX_TAGS, description="Up to 10; '#DynamoDB' is stored as 'dynamodb', repeats once"),
@@ -124,7 +125,7 @@ class LikePage(View):
 
 
 class CreateComment(Request):
-    text: CommentText
+    text: Annotated[CommentText, MULTI_LINE]
 
 
 class CommentPage(View):

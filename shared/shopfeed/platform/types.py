@@ -1,5 +1,6 @@
 """Constrained types shared by every model family, declared once."""
 
+import unicodedata
 from datetime import date
 from decimal import Decimal
 from typing import Annotated
@@ -19,6 +20,36 @@ from shopfeed.platform.currencies import ISO_4217, iso_4217
 from shopfeed.platform.identity import MAX_SUBJECT_LENGTH
 
 UserId = Annotated[str, StringConstraints(min_length=1, max_length=MAX_SUBJECT_LENGTH)]  # a token subject
+
+# Text people write and others read. Refused: control characters (NUL and the C0/C1 ranges; a line
+# break and a tab only where several lines are meant), the bidirectional embeddings, overrides and
+# isolates that can make text read as something else (U+202A-202E, U+2066-2069), and text with no
+# visible character (only spaces, zero-width or other format characters). Joiners inside emoji stay.
+_BIDI_CONTROLS = frozenset(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
+
+
+def _text(value: str, allowed_controls: frozenset[str]) -> str:
+    for character in value:
+        if character in _BIDI_CONTROLS:
+            raise ValueError(f"it holds a bidirectional control character (U+{ord(character):04X})")
+        if unicodedata.category(character) == "Cc" and character not in allowed_controls:
+            raise ValueError(f"it holds a control character (U+{ord(character):04X})")
+    if value and not any(unicodedata.category(c)[0] not in "ZC" for c in value):
+        raise ValueError("it holds no visible character")
+    return value
+
+
+def _single_line(value: str) -> str:
+    return _text(value, frozenset())
+
+
+def _multi_line(value: str) -> str:
+    return _text(value, frozenset("\n\t"))
+
+
+# Add to a request field's type: ``Annotated[PostText, MULTI_LINE]``.
+SINGLE_LINE = AfterValidator(_single_line)
+MULTI_LINE = AfterValidator(_multi_line)
 EntityId = Annotated[str, StringConstraints(pattern=r"^[0-9A-HJKMNP-TV-Z]{26}$")]  # a ULID
 
 

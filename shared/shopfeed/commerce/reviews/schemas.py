@@ -7,6 +7,7 @@ from pydantic import Field, StringConstraints
 from shopfeed.commerce.models import ReviewSummary
 from shopfeed.commerce.types import Rating
 from shopfeed.platform.models import Request, View
+from shopfeed.platform.types import MULTI_LINE, SINGLE_LINE
 
 # Bounded so a review stays a small item: 4,000 characters are at most 16 KB of UTF-8, and the
 # three review indexes hold a copy each.
@@ -19,8 +20,8 @@ class WriteReview(Request):
     """A review as the author writes it; PUT replaces all three fields (a text left out is cleared)."""
 
     rating: Annotated[Rating, Field(description="Stars, an integer from 1 to 5")]
-    title: ReviewTitle
-    text: ReviewText = ""
+    title: Annotated[ReviewTitle, SINGLE_LINE]
+    text: Annotated[ReviewText, MULTI_LINE] = ""
 
 
 class ReviewView(View):
