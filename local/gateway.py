@@ -119,6 +119,12 @@ class RouteTable:
         return params if len(parts) == len(segments) else None
 
 
+# Lambda's synchronous invocation payload limit, which bounds both the event API Gateway sends and the
+# response it gets back: a larger request is refused before the function runs (413), a larger response
+# is a failed invocation (500). Enforced here so that such bugs show on this machine as they would in AWS.
+LAMBDA_PAYLOAD_BYTES = 6 * 1024 * 1024
+
+
 class ApiGateway:
     """The HTTP API: routes to functions, guarded by authorizers."""
 
@@ -173,8 +179,13 @@ class ApiGateway:
         event = build_event(
             route, params, request, headers, claims, scopes, request_id, api_id=self._api_id, account=self._account
         )
+        if len(json.dumps(event).encode()) > LAMBDA_PAYLOAD_BYTES:
+            return HttpResponse.json(413, {"message": "Request Entity Too Large"})
         result = invoke(event)
         if result.failed:
+            return HttpResponse.json(500, {"message": "Internal Server Error"})
+        if len(json.dumps(result.payload).encode()) > LAMBDA_PAYLOAD_BYTES:
+            log.error("%s: response larger than Lambda's %d bytes", route.key, LAMBDA_PAYLOAD_BYTES)
             return HttpResponse.json(500, {"message": "Internal Server Error"})
         return http_response(result.payload)
 
@@ -248,12 +259,22 @@ def build_event(
         event["requestContext"]["authorizer"] = {"jwt": {"claims": dict(claims), "scopes": scopes}}
     if request.body:
         text = _TEXT_TYPES.match(headers.get("content-type", "text/plain").strip().lower())
-        if text:
-            event["body"] = request.body.decode("utf-8", errors="replace")
+        # Bytes that are not UTF-8 text reach the function as they are (base64), never repaired: the
+        # function refuses them (400) rather than store U+FFFD in their place.
+        decoded = _utf8(request.body) if text else None
+        if decoded is not None:
+            event["body"] = decoded
         else:
             event["body"] = base64.b64encode(request.body).decode()
             event["isBase64Encoded"] = True
     return event
+
+
+def _utf8(data: bytes) -> str | None:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def http_response(payload: Any) -> HttpResponse:

@@ -62,7 +62,7 @@ GATEWAY_MESSAGE = {
 def _as_served(operation: dict[str, Any]) -> None:
     """What Powertools cannot say from a route's signature: the headers a route refuses to go without
     (its documented 400/428 problems say so; they stay optional in the signature so that their absence
-    is that problem, not a schema error), the gateway's 401, and the request guard's 400/415."""
+    is that problem, not a schema error), the gateway's 401, and the request guard's 400/413/415."""
     responses = operation["responses"]
     required = {
         "idempotency-key": problems.PROBLEMS[errors.MissingIdempotencyKey].title in _titles(responses, 400),
@@ -78,7 +78,7 @@ def _as_served(operation: dict[str, Any]) -> None:
     responses["401"]["content"]["application/json"] = {"schema": {"$ref": "#/components/schemas/GatewayMessage"}}
     responses["401"]["description"] += " (API Gateway answers application/json, the function problem+json)"
     if "requestBody" in operation:
-        for error in (errors.MalformedBody, errors.UnsupportedMediaType):
+        for error in (errors.MalformedBody, errors.UnsupportedMediaType, errors.BodyTooLarge):
             spec = problems.PROBLEMS[error]
             documented = responses.setdefault(
                 str(int(spec.status)), {"description": "", "content": {problems.PROBLEM_JSON: _PROBLEM_SCHEMA}}

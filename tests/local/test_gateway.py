@@ -14,7 +14,7 @@ from aws_lambda_powertools.utilities.parser.models import APIGatewayProxyEventV2
 from local import cfn
 from local.auth import AUDIENCE, JwtAuthorizer, SigningKey, issuer_for
 from local.dynamodb_local import free_port
-from local.gateway import ApiGateway, HttpRequest, HttpResponse, RouteTable, http_response
+from local.gateway import LAMBDA_PAYLOAD_BYTES, ApiGateway, HttpRequest, HttpResponse, RouteTable, http_response
 from local.lambdas import LocalFunction
 from local.schedules import Scheduler
 from local.server import LocalPages, LocalServer
@@ -288,3 +288,35 @@ def test_a_group_name_grants_exactly_itself_through_the_authorizer(
     gateway.handle(HttpRequest("GET", "/products", [("Authorization", f"Bearer {token}")]))
     # then the function reads each group as the one name it is
     assert caller_from_event(echo.last).groups == expected
+
+
+def test_a_body_that_is_not_utf8_reaches_the_function_as_its_bytes(
+    gateway: ApiGateway, echo: EchoFunction, auth: list[tuple[str, str]]
+) -> None:
+    # given bytes that are not UTF-8, sent as JSON
+    body = b'{"name": "caf\xe9"}'
+    # when
+    gateway.handle(HttpRequest("POST", "/products", [*auth, ("Content-Type", "application/json")], body))
+    # then nothing is repaired: the function gets them base64-encoded, as they were sent
+    assert echo.last["isBase64Encoded"] is True
+    assert base64.b64decode(echo.last["body"]) == body
+
+
+def test_a_request_or_a_response_past_lambdas_payload_limit_is_refused_as_in_aws(
+    key: SigningKey, auth: list[tuple[str, str]]
+) -> None:
+    # given a function that answers whatever size it is asked for
+    def sized(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        size = int((event.get("queryStringParameters") or {}).get("size", "2"))
+        return {"statusCode": 200, "body": "x" * size}
+
+    routes = cfn.http_api_routes()
+    function = LocalFunction("CommerceApiFunction", sized)
+    authorizer = JwtAuthorizer(ISSUER, [AUDIENCE], {key.kid: key.public_key})
+    gateway = ApiGateway(routes, {r.function: function.invoke for r in routes}, {"Jwt": authorizer})
+    big = b'{"name": "' + b"x" * LAMBDA_PAYLOAD_BYTES + b'"}'
+    # when / then
+    refused = gateway.handle(HttpRequest("POST", "/products", [*auth, ("Content-Type", "application/json")], big))
+    assert (refused.status, json.loads(refused.body)) == (413, {"message": "Request Entity Too Large"})
+    assert gateway.handle(HttpRequest("GET", f"/products?size={LAMBDA_PAYLOAD_BYTES + 1}", auth)).status == 500
+    assert gateway.handle(HttpRequest("GET", "/products?size=1000", auth)).status == 200

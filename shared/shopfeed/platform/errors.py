@@ -121,6 +121,12 @@ class UnsupportedMediaType(DomainError):
         super().__init__("Send the body as application/json (UTF-8).")
 
 
+class BodyTooLarge(DomainError):
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"The body is larger than the {limit // 1024} KiB any request needs.")
+        self.limit = limit
+
+
 class MalformedBody(DomainError):
     """A body that cannot be read as one JSON object: bad encoding, bad JSON, or JSON of the wrong kind."""
 

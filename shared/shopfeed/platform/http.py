@@ -15,7 +15,14 @@ from aws_lambda_powertools.event_handler.request import Request
 from pydantic import BaseModel
 
 from shopfeed.platform import problems
-from shopfeed.platform.errors import DomainError, MalformedBody, Unauthenticated, UnsupportedMediaType, UnusableSubject
+from shopfeed.platform.errors import (
+    BodyTooLarge,
+    DomainError,
+    MalformedBody,
+    Unauthenticated,
+    UnsupportedMediaType,
+    UnusableSubject,
+)
 from shopfeed.platform.idempotency import REPLAYED_HEADER
 from shopfeed.platform.identity import Caller, caller_from_request_context
 from shopfeed.platform.observability import logger
@@ -36,13 +43,21 @@ def _domain_problem(error: DomainError) -> Response[Any]:
     return _problem(status, body)
 
 
+# A refusal lists at most this many errors (and says how many there were): its size never grows with
+# the request's.
+MAX_LISTED_ERRORS = 20
+
+
 def _validation_problem(error: RequestValidationError) -> Response[Any]:
     # Field locations and reasons, never the offending values (they may be secrets or huge).
-    invalid = [{"loc": list(e["loc"]), "type": e["type"], "msg": e.get("msg", "")} for e in error.errors()]
+    found = error.errors()
+    invalid = [{"loc": list(e["loc"]), "type": e["type"], "msg": e.get("msg", "")} for e in found[:MAX_LISTED_ERRORS]]
     spec = problems.VALIDATION
     return _problem(
         spec.status,
-        problems.problem_body(spec, "The request does not match the schema.", {"errors": invalid}),
+        problems.problem_body(
+            spec, "The request does not match the schema.", {"errors": invalid, "error_count": len(found)}
+        ),
     )
 
 
@@ -101,7 +116,7 @@ def build_resolver(*routers: Router) -> APIGatewayHttpResolver:
         return problem
 
     app.exception_handler(DomainError)(_domain_problem)
-    app.exception_handler([UnsupportedMediaType, MalformedBody])(authenticated(_domain_problem))
+    app.exception_handler([UnsupportedMediaType, MalformedBody, BodyTooLarge])(authenticated(_domain_problem))
     app.exception_handler(RequestValidationError)(authenticated(_validation_problem))
     app.not_found(_no_route)
     for router in routers:

@@ -51,6 +51,7 @@ PROBLEMS: dict[type[errors.DomainError], ProblemSpec] = {
         HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "unsupported-media-type", "Unsupported media type"
     ),
     errors.MalformedBody: ProblemSpec(HTTPStatus.BAD_REQUEST, "malformed-body", "Malformed body"),
+    errors.BodyTooLarge: ProblemSpec(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "body-too-large", "Body too large"),
     SearchUnavailable: ProblemSpec(HTTPStatus.SERVICE_UNAVAILABLE, "search-unavailable", "Search unavailable"),
 }
 

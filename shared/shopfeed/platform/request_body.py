@@ -12,9 +12,14 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from shopfeed.platform.errors import MalformedBody, UnsupportedMediaType
+from shopfeed.platform.errors import BodyTooLarge, MalformedBody, UnsupportedMediaType
 
 JSON_MEDIA_TYPE = "application/json"
+# Bounds read before any schema is: the largest body a route takes is a product with a 4,000-character
+# description (under 20 KB), and no request model has more than a dozen fields. A body past either
+# bound is refused at once, so no request can make the validator list a million errors.
+MAX_BODY_BYTES = 64 * 1024
+MAX_OBJECT_MEMBERS = 32
 
 
 def json_object_body(headers: Mapping[str, str], body: str | None, base64_encoded: bool) -> dict[str, Any] | None:
@@ -22,7 +27,10 @@ def json_object_body(headers: Mapping[str, str], body: str | None, base64_encode
     if not body:
         return None
     _require_json_media_type(headers)
-    document = _parse(_text(body, base64_encoded))
+    text = _text(body, base64_encoded)
+    if len(text.encode("utf-8")) > MAX_BODY_BYTES:
+        raise BodyTooLarge(MAX_BODY_BYTES)
+    document = _parse(text)
     if not isinstance(document, dict):
         raise MalformedBody("it must be a JSON object")
     try:
@@ -36,6 +44,10 @@ def json_object_body(headers: Mapping[str, str], body: str | None, base64_encode
 def _require_json_media_type(headers: Mapping[str, str]) -> None:
     # Media types and parameter names are case-insensitive (RFC 9110 §8.3.1); JSON is UTF-8 (RFC 8259).
     value = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
+    # A compressed body is not JSON the service can read: say so (415), do not guess.
+    encoding = next((v for k, v in headers.items() if k.lower() == "content-encoding"), "identity")
+    if encoding.strip().lower() != "identity":
+        raise UnsupportedMediaType()
     media_type, *parameters = [part.strip().lower() for part in value.split(";")]
     if media_type != JSON_MEDIA_TYPE:
         raise UnsupportedMediaType()
@@ -71,6 +83,8 @@ def _no_constant(name: str) -> None:
 
 def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     # Duplicate names are legal JSON with no agreed meaning: two readers may see two different requests.
+    if len(pairs) > MAX_OBJECT_MEMBERS:
+        raise MalformedBody(f"an object has more than {MAX_OBJECT_MEMBERS} members, more than any request has")
     document = dict(pairs)
     if len(document) != len(pairs):
         raise MalformedBody("a member name appears twice")
