@@ -222,6 +222,15 @@ def test_search_pages_with_a_cursor_bound_to_its_query(feed_api: ApiClient, post
     assert foreign.json["type"].endswith("/invalid-cursor")
 
 
+def test_a_deleted_post_never_appears_even_before_the_stream_removes_it_from_the_index(
+    feed_api: ApiClient, posts: dict[str, str]
+) -> None:
+    # when the post is deleted and its REMOVE has not reached the index yet
+    assert feed_api.delete(f"/posts/{posts['sparse']}").status == 204
+    # then the search leaves it out all the same
+    assert ids(feed_api.get("/search/posts", query={"q": "sparse index"})) == [posts["grace"]]
+
+
 def test_a_deleted_post_never_appears(
     feed_api: ApiClient, feed_stream: CommerceStream, posts: dict[str, str], search_index: SearchIndex
 ) -> None:

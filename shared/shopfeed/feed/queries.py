@@ -2,6 +2,8 @@
 Each is one Query over the platform's pager (and what the visibility rules add), with its cursor
 bound to the query and its parameters."""
 
+from collections.abc import Sequence
+
 from shopfeed.feed import items, keys
 from shopfeed.feed.models import Comment
 from shopfeed.platform.models import Page
@@ -17,6 +19,12 @@ def comments_of_user(reader: Reader, user_id: str, limit: int, cursor: str | Non
         f"comments-of-user:{user_id}", keys.COMMENTS_BY_USER, keys.user_partition(user_id), limit, cursor, forward=False
     )
     comments = [items.comment_from(item) for item in found]
-    post_ids = sorted({comment.post_id for comment in comments})
-    posts = {item["post_id"] for item in reader.table.get_many([keys.post(p) for p in post_ids], ("post_id",))}
+    posts = existing_posts(reader, [comment.post_id for comment in comments])
     return Page(items=[comment for comment in comments if comment.post_id in posts], next_cursor=next_cursor)
+
+
+def existing_posts(reader: Reader, post_ids: Sequence[str]) -> set[str]:
+    """Which of up to 100 ``post_ids`` are posts now: one strongly consistent BatchGetItem of their keys.
+    What an index or the search engine lists may lag a delete; the table does not."""
+    wanted = sorted(set(post_ids))
+    return {str(item["post_id"]) for item in reader.table.get_many([keys.post(p) for p in wanted], ("post_id",))}
