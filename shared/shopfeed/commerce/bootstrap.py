@@ -71,6 +71,12 @@ def stream_table() -> dynamo.Table:
 
 
 @cache
+def api_search_index() -> SearchIndex | None:
+    """The search engine as the API's routes ask it: within the API's budget, behind a breaker."""
+    return search_engine.for_api()
+
+
+@cache
 def search_index() -> SearchIndex | None:
     """The search engine, or None when the stack has none (no SEARCH_ENDPOINT: search is off)."""
     return search_engine.configured()
@@ -195,7 +201,8 @@ API_PORTS = (repository, reviews, payments, payment_lists, shipments, shipment_l
 def reset() -> None:
     """Forget every port built (tests change the environment between tests)."""
     for factory in (
-        *(cursors, api_table, repository, reviews, stream_table, search_index, relay_ports, sweeper_ports),
+        *(cursors, api_table, repository, reviews, stream_table, search_index, api_search_index),
+        *(relay_ports, sweeper_ports),
         *(payments, payment_lists, payment_queue, payment_worker_ports, shipments, shipment_lists),
         *(archiver, snapshot_job, snapshots),
     ):

@@ -28,6 +28,12 @@ def table() -> dynamo.Table:
 
 
 @cache
+def api_search_index() -> SearchIndex | None:
+    """The search engine as the API's routes ask it: within the API's budget, behind a breaker."""
+    return search_engine.for_api()
+
+
+@cache
 def search_index() -> SearchIndex | None:
     """The search engine, or None when the stack has none (no SEARCH_ENDPOINT: search is off)."""
     return search_engine.configured()
@@ -93,5 +99,15 @@ WORKER_PORTS = (fanout_store, fanout_queue)
 
 def reset() -> None:
     """Forget every port built (tests change the environment between tests)."""
-    for factory in (table, search_index, cursors, reader, feed_store, engagement_store, fanout_queue, fanout_store):
+    for factory in (
+        table,
+        search_index,
+        api_search_index,
+        cursors,
+        reader,
+        feed_store,
+        engagement_store,
+        fanout_queue,
+        fanout_store,
+    ):
         factory.cache_clear()

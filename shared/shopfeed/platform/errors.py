@@ -5,7 +5,11 @@ Services and repositories raise these; nothing below the HTTP edge knows about s
 
 
 class DomainError(Exception):
-    """Base of every error a client may see. ``detail`` is the human sentence; extra fields are data."""
+    """Base of every error a client may see. ``detail`` is the human sentence; extra fields are data.
+    ``retry_after`` (seconds) is sent as a Retry-After header: a dependency that is down says when to
+    ask again."""
+
+    retry_after: int | None = None
 
     def __init__(self, detail: str) -> None:
         super().__init__(detail)

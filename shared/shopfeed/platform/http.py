@@ -40,7 +40,10 @@ def _problem(status: HTTPStatus, body: dict[str, Any]) -> Response[Any]:
 def _domain_problem(error: DomainError) -> Response[Any]:
     status, body = problems.body_for(error)
     logger.info("request refused", problem=body["type"], status=int(status))
-    return _problem(status, body)
+    answer = _problem(status, body)
+    if error.retry_after is not None:
+        answer.headers["Retry-After"] = str(error.retry_after)
+    return answer
 
 
 # A refusal lists at most this many errors (and says how many there were): its size never grows with

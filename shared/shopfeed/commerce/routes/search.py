@@ -38,7 +38,7 @@ def search_products(
         bootstrap.cursors(),
         search_pages.scope("search-products", q, category),
         cursor,
-        bootstrap.search_index(),
+        bootstrap.api_search_index(),
         lambda index, after: search.search_products(index, q, category, limit, after),
     )
     return ProductSearchPage(items=[ProductHit.of(hit) for hit in page.hits], next_cursor=next_cursor)

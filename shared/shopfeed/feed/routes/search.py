@@ -40,7 +40,7 @@ def search_posts(
         bootstrap.cursors(),
         search_pages.scope("search-posts", q, tag),
         cursor,
-        bootstrap.search_index(),
+        bootstrap.api_search_index(),
         lambda index, after: search.search_posts(index, q, tag, limit, after),
     )
     # The index follows a delete through the stream (about a second behind): a hit whose post is gone

@@ -4,15 +4,41 @@ opensearch-py is imported on first use, not here: ~0.5 s that a function's other
 other routes) should not pay at init.
 """
 
+from dataclasses import dataclass
+from typing import Final
+
 from shopfeed.platform.config import SearchSettings, settings
 from shopfeed.platform.search import SearchIndex
+from shopfeed.platform.search.breaker import Breaker
 
 
-def configured() -> SearchIndex | None:
+@dataclass(frozen=True)
+class Budget:
+    """How long one engine call may take: a read timeout per try, and the tries after the first."""
+
+    timeout: float
+    retries: int
+
+
+# An API function has 10 s: a search gets at most 2 s (1 s, one retry), leaving time to answer 503.
+API_BUDGET: Final = Budget(timeout=1.0, retries=1)
+# The stream consumers (60 s and more) and the rebuild: an engine under load gets time to answer.
+WORKER_BUDGET: Final = Budget(timeout=5.0, retries=2)
+
+
+def configured(budget: Budget = WORKER_BUDGET) -> SearchIndex | None:
     """The engine of ``SEARCH_ENDPOINT``, or None when the stack has none (search is off)."""
     config = settings(SearchSettings)
     if not config.search_endpoint:
         return None
     from shopfeed.platform.search.opensearch import connect
 
-    return connect(config.search_endpoint, config.search_signing_service)
+    return connect(
+        config.search_endpoint, config.search_signing_service, timeout=budget.timeout, retries=budget.retries
+    )
+
+
+def for_api() -> SearchIndex | None:
+    """The engine as an API function asks it: within ``API_BUDGET``, behind a circuit breaker."""
+    engine = configured(API_BUDGET)
+    return Breaker(engine) if engine is not None else None

@@ -36,7 +36,7 @@ _EMULATED_WINDOW = 1000
 
 
 def connect(
-    endpoint: str, signing_service: str = "es", region: str | None = None, timeout: float = 5
+    endpoint: str, signing_service: str = "es", region: str | None = None, timeout: float = 5, retries: int = 2
 ) -> "OpenSearchIndex":
     """An adapter for ``endpoint``: ``https://host`` (or a bare host, as CloudFormation's DomainEndpoint
     gives it) is AWS, and requests carry SigV4 headers made from the function's role credentials,
@@ -55,10 +55,10 @@ def connect(
         hosts=[url],
         http_auth=auth,
         connection_class=Urllib3HttpConnection,
-        # In a function, Lambda's timeout bounds the call: a short read timeout and two retries fit inside it.
-        # Retrying a bulk request that had landed is harmless: its writes come back stale (external versions).
+        # Each function's budget (engine.Budget) fits its timeout with room to answer. Retrying a bulk
+        # request that had landed is harmless: its writes come back stale (external versions).
         timeout=timeout,
-        max_retries=2,
+        max_retries=retries,
         retry_on_timeout=True,
         http_compress=not local,
     )

@@ -93,11 +93,13 @@ class SearchWriteFailed(Exception):
 
 
 class SearchUnavailable(DomainError):
-    """The engine cannot be reached, answered an error for the whole request, or is not configured."""
+    """The engine cannot be reached, answered an error for the whole request, or is not configured.
+    Answered 503 with Retry-After: ``retry_after`` seconds (the breaker's time left while it is open)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, retry_after: int = 5) -> None:
         super().__init__("Search is unavailable right now; try again later.")
         self.reason = reason
+        self.retry_after = retry_after
 
     def __str__(self) -> str:
         return self.reason

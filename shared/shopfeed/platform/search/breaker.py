@@ -1,0 +1,76 @@
+"""A circuit breaker in front of the engine, for the API: while search is down, a request is answered
+503 with Retry-After at once instead of waiting out the client's timeouts, so a hung engine holds no
+function for long and the routes that need no search go on as before.
+
+After ``failures`` unavailable answers in a row the breaker opens for ``cooldown`` seconds: searches
+fail fast with SearchUnavailable (Retry-After: the time left). When it has passed, one search is let
+through: a success closes the breaker, a failure opens it again. State is per container, as a Lambda
+container serves one request at a time. Written here because neither opensearch-py nor Powertools has
+one; the adapter's own timeouts and retries bound each call (``engine.API_BUDGET``).
+"""
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from shopfeed.platform.search.port import (
+    Outcome,
+    SearchIndex,
+    SearchMapping,
+    SearchPage,
+    SearchQuery,
+    SearchUnavailable,
+    SearchWriteFailed,
+    StoredDocument,
+    Write,
+)
+
+
+@dataclass
+class Breaker:
+    """``SearchIndex`` around another one: its searches guarded, everything else passed through."""
+
+    engine: SearchIndex
+    failures: int = 3
+    cooldown: float = 30.0
+    clock: Callable[[], float] = time.monotonic
+    _failed: int = field(default=0, init=False)
+    _open_until: float | None = field(default=None, init=False)
+
+    def search(self, spec: SearchMapping, query: SearchQuery) -> SearchPage:
+        now = self.clock()
+        if self._open_until is not None and now < self._open_until:
+            raise SearchUnavailable(
+                "the engine failed just now (the breaker is open)", math.ceil(self._open_until - now)
+            )
+        try:
+            page = self.engine.search(spec, query)
+        except SearchUnavailable:
+            self._failed += 1
+            if self._failed >= self.failures or self._open_until is not None:
+                self._open_until = self.clock() + self.cooldown
+            raise
+        self._failed, self._open_until = 0, None
+        return page
+
+    def ensure_index(self, spec: SearchMapping) -> bool:
+        return self.engine.ensure_index(spec)
+
+    def write(self, spec: SearchMapping, writes: Sequence[Write]) -> list[Outcome | SearchWriteFailed]:
+        return self.engine.write(spec, writes)
+
+    def get(self, spec: SearchMapping, doc_ids: Sequence[str]) -> dict[str, StoredDocument]:
+        return self.engine.get(spec, doc_ids)
+
+    def refresh(self, spec: SearchMapping) -> None:
+        self.engine.refresh(spec)
+
+    def create_index(self, spec: SearchMapping, name: str) -> None:
+        self.engine.create_index(spec, name)
+
+    def fill(self, name: str, writes: Sequence[Write]) -> list[Outcome | SearchWriteFailed]:
+        return self.engine.fill(name, writes)
+
+    def move_alias(self, spec: SearchMapping, to: str) -> list[str]:
+        return self.engine.move_alias(spec, to)
