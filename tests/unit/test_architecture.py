@@ -49,3 +49,37 @@ def test_an_entry_point_only_wires_its_context(entry_point: Path) -> None:
     lines = [line for line in entry_point.read_text().splitlines() if line.strip()]
     assert len(lines) <= 30, f"{entry_point.parent.name}/app.py has {len(lines)} non-blank lines"
     assert not any(m.startswith(("boto3", "botocore", "os")) for m in imported_modules(entry_point))
+
+
+# -- the local stack and the benchmarks import no test code -------------------------------------------
+
+
+def python_files(*folders: Path) -> list[Path]:
+    return sorted(p for folder in folders for p in folder.rglob("*.py"))
+
+
+def imported_test_code(source: Path) -> list[str]:
+    """What ``source`` imports of the tests (``tests`` or below): the tests may import ``local``, not
+    the other way round."""
+    return sorted(m for m in imported_modules(source) if m == "tests" or m.startswith("tests."))
+
+
+@pytest.mark.parametrize("source", python_files(ROOT / "local", ROOT / "bench"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_local_stack_and_the_benchmarks_import_no_test_code(source: Path) -> None:
+    assert not imported_test_code(source)
+
+
+@pytest.mark.parametrize(
+    ("line", "refused"),
+    [
+        ("from tests.support.x import helper", True),
+        ("import tests.support.x", True),
+        ("from tests import support", True),
+        ("from testsuite import helper", False),
+        ("from local.harness.client import ApiClient", False),
+    ],
+)
+def test_a_test_import_in_the_local_stack_is_caught(tmp_path: Path, line: str, refused: bool) -> None:
+    source = tmp_path / "module.py"
+    source.write_text(line + "\n")
+    assert bool(imported_test_code(source)) is refused
