@@ -20,13 +20,13 @@ from typing import Any
 
 from bench.markdown import table
 from bench.stack import Stack, moto_sqs
+from local.harness import feed_builders
+from local.harness.fanout import FanoutLine, follower_ids, put_post, seed_followers
 from shopfeed.feed import items
 from shopfeed.feed.home.fanout import PAGE_SIZE, FanoutAction, FanoutTask
 from shopfeed.platform import batch_writes, clients, dynamo
 from shopfeed.platform.config import settings
 from shopfeed.platform.observability import logger
-from tests.support.fanout import FanoutLine, follower_ids, put_post, seed_followers
-from tests.unit import feed_builders
 
 AUDIENCE = 10_000
 ROUNDS = 3

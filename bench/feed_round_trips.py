@@ -12,13 +12,13 @@ from datetime import UTC, datetime
 from bench.meter import Meter
 from bench.round_trips import Recorder, RoundTrips
 from bench.stack import Stack, moto_sqs
+from local.harness.factories import idempotency_key, register_user
+from local.harness.fanout import FanoutLine
+from local.harness.feed_factories import follow, write_post
+from local.harness.feed_seed import feed_table, set_followers_count
+from local.harness.feed_stream import deliver_all, feed_stream_poller
 from shopfeed.feed.settings import FeedSettings
 from shopfeed.platform.config import settings
-from tests.support.factories import idempotency_key, register_user
-from tests.support.fanout import FanoutLine
-from tests.support.feed_factories import follow, write_post
-from tests.support.feed_seed import feed_table, set_followers_count
-from tests.support.feed_stream import deliver_all, feed_stream_poller
 
 FUNCTION = "FeedApiFunction"
 AUTHOR = "U-BENCH-AUTHOR"

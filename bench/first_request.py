@@ -52,7 +52,7 @@ import os
 os.environ["CURSOR_SECRET_ARN"] = arn
 os.environ["PAYMENT_QUEUE_URL"] = queue_url
 from functions.commerce_api.app import lambda_handler
-from tests.support.client import LambdaContext
+from local.harness.client import LambdaContext
 event = json.load(open("events/api/create_product.json"))
 body = json.loads(event["body"]) | {{"product_id": "P-RED-TSHIRT"}}
 event["body"] = json.dumps(body)
@@ -81,7 +81,7 @@ booted = time.perf_counter()
 import app
 init = time.perf_counter() - started
 init_calls, calls[:] = list(calls), []
-from tests.support.client import LambdaContext
+from local.harness.client import LambdaContext
 event = json.load(open({event!r}))
 started = time.perf_counter()
 app.lambda_handler(event, LambdaContext())

@@ -17,9 +17,8 @@ from bench.markdown import table, units
 from bench.meter import Meter, Metered
 from bench.stack import Stack
 from local.cfn import http_routes
-from shopfeed.commerce.payments.services import PaymentTask
-from tests.support.client import Answer, LambdaContext
-from tests.support.factories import (
+from local.harness.client import Answer, LambdaContext
+from local.harness.factories import (
     create_product,
     idempotency_key,
     if_match,
@@ -33,6 +32,7 @@ from tests.support.factories import (
     reviewed,
     user_body,
 )
+from shopfeed.commerce.payments.services import PaymentTask
 
 FUNCTION = "CommerceApiFunction"
 CATEGORY = "bench-tshirts"

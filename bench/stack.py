@@ -22,8 +22,8 @@ from moto.server import ThreadedMotoServer
 from local import dynamodb_local
 from local.auth import SigningKey, issuer_for
 from local.cfn import ROOT
-from tests.support.client import ApiClient
-from tests.support.tables import create_tables
+from local.harness.client import ApiClient
+from local.harness.tables import create_tables
 
 # The function's configuration as the template gives it, pointed at DynamoDB Local.
 ENVIRONMENT = {

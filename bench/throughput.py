@@ -1,7 +1,7 @@
 """Order placement throughput through the handler with N containers against DynamoDB Local (informative).
 
 A container is a process with its own copy of the function, serving its share of the orders one
-after another as a Lambda container does (threads cannot stand in: see tests/support/race.py).
+after another as a Lambda container does (threads cannot stand in: see local/harness/race.py).
 This machine's cores bound the client side, and DynamoDB Local never answers TransactionConflict
 (it applies transactions one at a time), so a hot product costs no retries here as it would on
 DynamoDB. The numbers compare runs of this benchmark; they say nothing of what DynamoDB sustains.
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 from bench.markdown import ms, table
 from bench.stack import Stack, local_stack
-from tests.support.factories import create_product, idempotency_key, line, order_body, product_body
-from tests.support.race import Call, Served, in_containers
+from local.harness.factories import create_product, idempotency_key, line, order_body, product_body
+from local.harness.race import Call, Served, in_containers
 
 ORDERS_PER_RUN = 160
 BUYER = "U-BENCH-THROUGHPUT"

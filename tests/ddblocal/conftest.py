@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from local import dynamodb_local
+from local.harness.client import ApiClient
+from local.harness.tables import create_tables
 from shopfeed.platform import clients, dynamo
 from tests.conftest import reset_caches
-from tests.support.client import ApiClient
 from tests.support.engines import running_dynamodb_local
-from tests.support.tables import create_tables
 
 
 @pytest.fixture(scope="session")

@@ -8,12 +8,8 @@ answers are known to hold on Amazon's engine, including its 100-action transacti
 
 import pytest
 
-from shopfeed.commerce import keys
-from shopfeed.commerce.models import MAX_ORDER_LINES
-from tests.ddblocal.conftest import StoredItems
-from tests.support.calls import dynamodb_calls
-from tests.support.client import ApiClient
-from tests.support.factories import (
+from local.harness.client import ApiClient
+from local.harness.factories import (
     create_product,
     create_products,
     if_match,
@@ -21,6 +17,10 @@ from tests.support.factories import (
     order_body,
     place_order,
 )
+from shopfeed.commerce import keys
+from shopfeed.commerce.models import MAX_ORDER_LINES
+from tests.ddblocal.conftest import StoredItems
+from tests.support.calls import dynamodb_calls
 
 pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group("ddblocal")]
 

@@ -11,11 +11,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from local.harness.client import Answer, ApiClient
+from local.harness.factories import create_product, idempotency_key, if_match, line, order_body, placed_order
+from local.harness.race import Call, all_at_once
 from shopfeed.commerce import events, items, keys
 from tests.ddblocal.conftest import StoredItems
-from tests.support.client import Answer, ApiClient
-from tests.support.factories import create_product, idempotency_key, if_match, line, order_body, placed_order
-from tests.support.race import Call, all_at_once
 
 pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group("ddblocal")]
 

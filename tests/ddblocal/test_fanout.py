@@ -11,13 +11,13 @@ import pytest
 from moto.server import ThreadedMotoServer
 
 from local import dynamodb_local
+from local.harness import feed_builders
+from local.harness.fanout import FanoutLine, follower_ids, put_post, seed_followers
 from shopfeed.feed import items
 from shopfeed.feed.home.fanout import PAGE_SIZE, FanoutAction, FanoutTask
 from shopfeed.platform import clients, dynamo
 from tests.conftest import reset_caches
 from tests.support.calls import dynamodb_calls
-from tests.support.fanout import FanoutLine, follower_ids, put_post, seed_followers
-from tests.unit import feed_builders
 
 pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group("ddblocal")]
 

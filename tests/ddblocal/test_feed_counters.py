@@ -3,11 +3,11 @@ its consumer as the template's event source mapping does: the counters end exact
 
 import pytest
 
-from tests.support.client import ApiClient
-from tests.support.fanout import counts
-from tests.support.feed_seed import register_profiles
-from tests.support.feed_stream import deliver_all, feed_stream_poller
-from tests.support.race import Call, all_at_once
+from local.harness.client import ApiClient
+from local.harness.fanout import counts
+from local.harness.feed_seed import register_profiles
+from local.harness.feed_stream import deliver_all, feed_stream_poller
+from local.harness.race import Call, all_at_once
 
 pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group("ddblocal")]
 

@@ -4,16 +4,16 @@ from datetime import timedelta
 
 import pytest
 
+from local.harness import feed_builders as builders
+from local.harness.builders import EARLIER
+from local.harness.client import ApiClient
+from local.harness.factories import pages
+from local.harness.feed_factories import every_item, follow
+from local.harness.feed_seed import feed_table, newest_first, publish, register_profiles, set_followers_count
 from shopfeed.feed import items, repository
 from shopfeed.feed.models import Delivery, PullAuthor
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.batch_writes import write_all
-from tests.support.client import ApiClient
-from tests.support.factories import pages
-from tests.support.feed_factories import every_item, follow
-from tests.support.feed_seed import feed_table, newest_first, publish, register_profiles, set_followers_count
-from tests.unit import feed_builders as builders
-from tests.unit.builders import EARLIER
 
 pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group("ddblocal")]
 

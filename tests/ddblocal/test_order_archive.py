@@ -18,13 +18,13 @@ import pytest
 from functions.order_archiver.app import lambda_handler as order_archiver
 from local import cfn, engines
 from local.dynamodb_local import DynamoDBLocal
+from local.harness.apigw import sample
 from shopfeed.commerce import keys
 from shopfeed.commerce.archive import archiver as archive
 from shopfeed.commerce.models import Order
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import iso, utc_now
 from tests.conftest import reset_caches
-from tests.support.apigw import sample
 from tests.support.archive import (
     CRASH_POINTS,
     Bucket,

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
+from local.harness.client import ApiClient, LambdaContext
+from local.harness.factories import create_product, if_match, line, placed_order
+from local.harness.race import Call, Invoke, all_at_once
 from shopfeed.commerce import events, items, keys
 from shopfeed.commerce.payments.services import PaymentTask
 from tests.ddblocal.conftest import StoredItems
-from tests.support.client import ApiClient, LambdaContext
-from tests.support.factories import create_product, if_match, line, placed_order
-from tests.support.race import Call, Invoke, all_at_once
 
 pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group("ddblocal")]
 

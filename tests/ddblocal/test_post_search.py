@@ -10,6 +10,10 @@ from typing import Any
 import boto3
 import pytest
 
+from local.harness import feed_builders
+from local.harness.builders import EARLIER
+from local.harness.feed_seed import register_profiles
+from local.harness.feed_stream import deliver_all, feed_stream_poller
 from shopfeed.feed import bootstrap, items, keys
 from shopfeed.feed.models import Delivery
 from shopfeed.feed.posts.search import POSTS, post_document
@@ -19,11 +23,7 @@ from shopfeed.platform.search import Remove, SearchIndex, SearchQuery, reindex
 from shopfeed.platform.search.rebuild import Pace
 from tests.ddblocal.conftest import StoredItems
 from tests.support.catalog import put_items
-from tests.support.feed_seed import register_profiles
-from tests.support.feed_stream import deliver_all, feed_stream_poller
 from tests.support.search import osmem_engine, osmem_url, search_index
-from tests.unit import feed_builders
-from tests.unit.builders import EARLIER
 
 __all__ = ["osmem_engine", "osmem_url", "search_index"]
 

@@ -2,6 +2,7 @@
 
 import pytest
 
+from local.harness.builders import customer
 from shopfeed.commerce import items
 from shopfeed.commerce.catalog.reindex import PRODUCTS_SOURCE
 from shopfeed.commerce.catalog.search import PRODUCTS
@@ -11,7 +12,6 @@ from shopfeed.platform.search.rebuild import Pace
 from tests.ddblocal.conftest import StoredItems
 from tests.support.catalog import assert_index_holds, catalog, put_items
 from tests.support.search import osmem_engine, osmem_url, search_index
-from tests.unit.builders import customer
 
 __all__ = ["osmem_engine", "osmem_url", "search_index"]
 

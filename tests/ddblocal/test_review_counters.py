@@ -5,14 +5,14 @@ import math
 
 import pytest
 
+from local.harness.client import ApiClient
+from local.harness.factories import create_product, record_purchase, review_body
+from local.harness.feed_stream import deliver_all
+from local.harness.race import Call, all_at_once
 from shopfeed.commerce import items, keys
 from tests.ddblocal.conftest import StoredItems
 from tests.support.calls import dynamodb_calls
-from tests.support.client import ApiClient
 from tests.support.commerce_stream import commerce_stream_poller
-from tests.support.factories import create_product, record_purchase, review_body
-from tests.support.feed_stream import deliver_all
-from tests.support.race import Call, all_at_once
 
 pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group("ddblocal")]
 

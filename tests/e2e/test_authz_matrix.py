@@ -18,8 +18,8 @@ import pytest
 import requests
 
 from local.cfn import ROOT
+from local.harness.factories import record_purchase
 from tests.e2e.conftest import Client, LocalStack
-from tests.support.factories import record_purchase
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from local.harness.feed_builders import profile
 from shopfeed.feed import items, keys
 from shopfeed.platform import dynamo
 from tests.e2e.conftest import EVENT_TIMEOUT_S, Client, LocalStack
-from tests.unit.feed_builders import profile
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 

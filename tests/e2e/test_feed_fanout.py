@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from local.harness import feed_builders
 from shopfeed.feed import items, keys
 from shopfeed.platform import dynamo
 from tests.e2e.conftest import Client, LocalStack
-from tests.unit import feed_builders
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from local.harness.feed_builders import profile
 from shopfeed.feed import items
 from shopfeed.platform import dynamo
 from tests.e2e.conftest import Client, LocalStack
-from tests.unit.feed_builders import profile
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 

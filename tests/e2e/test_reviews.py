@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from local.harness.factories import record_purchase
 from tests.e2e.conftest import Client, LocalStack
 from tests.e2e.test_feed_fanout import eventually
-from tests.support.factories import record_purchase
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 

@@ -6,14 +6,14 @@ import pytest
 from moto import mock_aws
 
 from local import cfn
+from local.harness.client import ApiClient
+from local.harness.factories import create_product
+from local.harness.tables import create_tables
 from shopfeed.accounts.bootstrap import AccountsSettings
 from shopfeed.commerce.settings import CommerceStreamSettings
 from shopfeed.platform import clients
 from tests.integration.outbox_support import CommerceStream, Subscriber, create_event_bus_with_subscriber
-from tests.support.client import ApiClient
-from tests.support.factories import create_product
 from tests.support.payments import PaymentChain, PaymentLine
-from tests.support.tables import create_tables
 
 # The tables commerce's settings name (through template.yaml's environment), and only those. The user
 # routes (shopfeed.accounts) keep a user's social profile in FeedTable, so registration needs it too.

@@ -14,13 +14,13 @@ from botocore.awsrequest import AWSResponse
 from botocore.config import Config
 
 from local.cfn import Resolver, load, resources
+from local.harness.builders import euros, order
+from local.harness.client import ApiClient, LambdaContext
+from local.harness.factories import line, placed_order
+from local.harness.tables import table_items
 from shopfeed.commerce import events, items
 from shopfeed.platform import clients, dynamo, streams
 from shopfeed.platform.outbox import OutboxEvent
-from tests.support.client import ApiClient, LambdaContext
-from tests.support.factories import line, placed_order
-from tests.support.tables import table_items
-from tests.unit.builders import euros, order
 
 STREAM_FUNCTION = LambdaContext(
     function_name="CommerceStreamFunction",

@@ -2,14 +2,14 @@
 
 import pytest
 
+from local.harness import builders
+from local.harness.feed_builders import profile
+from local.harness.tables import table_items
 from shopfeed.accounts.repository import Accounts
 from shopfeed.commerce.models import Customer
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.errors import AlreadyExists, EmailInUse, NotFound, StaleVersion
 from tests.support.calls import dynamodb_calls
-from tests.support.tables import table_items
-from tests.unit import builders
-from tests.unit.feed_builders import profile
 
 
 @pytest.fixture

@@ -8,6 +8,9 @@ from typing import Any
 import pytest
 
 from functions.order_archiver.app import lambda_handler as order_archiver
+from local.harness.apigw import sample
+from local.harness.client import ApiClient
+from local.harness.tables import table_items
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.archive import backfill
 from shopfeed.commerce.archive import restore as archive_restore
@@ -16,7 +19,6 @@ from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import utc_now
 from shopfeed.platform.objects import S3Objects
 from shopfeed.platform.search.rebuild import Pace
-from tests.support.apigw import sample
 from tests.support.archive import (
     Bucket,
     Crash,
@@ -30,8 +32,6 @@ from tests.support.archive import (
     seed,
 )
 from tests.support.catalog import catalog, put_items
-from tests.support.client import ApiClient
-from tests.support.tables import table_items
 
 TABLE = "CommerceTable"
 BUCKET = "archivebucket"

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
+from local.harness.client import Answer, ApiClient
+from local.harness.factories import create_product, register_user
+from local.harness.tables import table_items
 from tests.integration.test_http_edge import ROUTES, route_id
-from tests.support.client import Answer, ApiClient
-from tests.support.factories import create_product, register_user
-from tests.support.tables import table_items
 
 BODY_ROUTES = [route for route in ROUTES if route[2] is not None]
 

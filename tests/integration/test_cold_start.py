@@ -10,11 +10,11 @@ import pytest
 import snapshot_restore_py  # type: ignore[import-untyped]
 import ulid
 
+from local.harness.client import ApiClient
+from local.harness.factories import create_product
 from shopfeed.commerce import bootstrap
 from shopfeed.platform import warmup
 from tests.conftest import reset_caches
-from tests.support.client import ApiClient
-from tests.support.factories import create_product
 
 Calls = list[tuple[str, str]]
 

@@ -11,6 +11,19 @@ from datetime import timedelta
 
 import pytest
 
+from local.harness.builders import (
+    MONTH,
+    NEXT_MONTH,
+    NOW,
+    cancellation,
+    euros,
+    key_for,
+    line_of,
+    order,
+    placement,
+    product,
+)
+from local.harness.tables import table_items
 from shopfeed.commerce import bootstrap, items
 from shopfeed.commerce.errors import InsufficientStock, PriceChanged, StockShortage, UnknownProducts
 from shopfeed.commerce.models import MAX_ORDER_LINES, OrderStatus, Product, Restocked
@@ -29,19 +42,6 @@ from shopfeed.platform.errors import (
 from shopfeed.platform.idempotency import Created
 from shopfeed.platform.models import Page
 from shopfeed.platform.outbox import OutboxEvent
-from tests.support.tables import table_items
-from tests.unit.builders import (
-    MONTH,
-    NEXT_MONTH,
-    NOW,
-    cancellation,
-    euros,
-    key_for,
-    line_of,
-    order,
-    placement,
-    product,
-)
 from tests.unit.fakes import InMemoryCommerce
 
 LATER = iso(NOW + timedelta(hours=1))

@@ -5,22 +5,21 @@ import json
 
 import pytest
 
-from shopfeed.feed import items
-from shopfeed.feed.home.fanout import FanoutAction, FanoutTask
-from shopfeed.feed.models import Delivery, Post
-from shopfeed.platform import clients
-from tests.support.calls import dynamodb_calls
-from tests.support.fanout import (
+from local.harness import feed_builders
+from local.harness.fanout import (
     FanoutLine,
-    all_but_the_first,
     delete_post,
     feed_entries,
     follower_ids,
     put_post,
     seed_followers,
-    unprocessed_writes,
 )
-from tests.unit import feed_builders
+from shopfeed.feed import items
+from shopfeed.feed.home.fanout import FanoutAction, FanoutTask
+from shopfeed.feed.models import Delivery, Post
+from shopfeed.platform import clients
+from tests.support.calls import dynamodb_calls
+from tests.support.faults import all_but_the_first, unprocessed_writes
 
 TABLE = "FeedTable"
 PAGE = 10

@@ -6,18 +6,18 @@ from typing import Any
 
 import pytest
 
+from local.harness.apigw import sample
+from local.harness.builders import EARLIER
+from local.harness.client import ApiClient, LambdaContext
+from local.harness.factories import SteppingClock, pages
+from local.harness.feed_factories import every_item, follow, post_body, write_post
+from local.harness.feed_seed import deliver, feed_table, newest_first, publish, register_profiles, set_followers_count
+from local.harness.tables import table_items
 from shopfeed.feed import items, keys, repository
 from shopfeed.feed.bootstrap import feed_store
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.cursors import CursorCodec
-from tests.support.apigw import sample
 from tests.support.calls import dynamodb_calls
-from tests.support.client import ApiClient, LambdaContext
-from tests.support.factories import SteppingClock, pages
-from tests.support.feed_factories import every_item, follow, post_body, write_post
-from tests.support.feed_seed import deliver, feed_table, newest_first, publish, register_profiles, set_followers_count
-from tests.support.tables import table_items
-from tests.unit.builders import EARLIER
 
 THRESHOLD = 3
 

@@ -10,6 +10,9 @@ from datetime import timedelta
 
 import pytest
 
+from local.harness.builders import EARLIER, NOW
+from local.harness.feed_builders import follow, post, posts_every_minute, profile
+from local.harness.feed_seed import deliver, register_profiles
 from shopfeed.feed import items
 from shopfeed.feed.bootstrap import feed_store
 from shopfeed.feed.models import Delivery, Post
@@ -17,9 +20,6 @@ from shopfeed.feed.services import Feed
 from shopfeed.platform.errors import IdempotencyKeyReused, InvalidCursor, NotFound
 from shopfeed.platform.idempotency import Created, IdempotentRequest
 from shopfeed.platform.models import Page
-from tests.support.feed_seed import deliver, register_profiles
-from tests.unit.builders import EARLIER, NOW
-from tests.unit.feed_builders import follow, post, posts_every_minute, profile
 from tests.unit.feed_fakes import InMemoryFeed
 
 

@@ -7,21 +7,21 @@ from typing import Any
 import pytest
 
 from functions.feed_stream.app import lambda_handler
-from shopfeed.platform import exactly_once
-from tests.integration.outbox_support import CommerceStream, batch, redelivery, sequence_numbers
-from tests.integration.test_feed_stream import FEED_STREAM, TABLE, post_records
-from tests.support.calls import dynamodb_calls
-from tests.support.fanout import (
+from local.harness import feed_builders
+from local.harness.fanout import (
     FanoutLine,
     counts,
     delete_post,
     follow,
     put_post,
     put_profiles,
-    refused_sends,
     unfollow,
 )
-from tests.unit import feed_builders
+from shopfeed.platform import exactly_once
+from tests.integration.outbox_support import CommerceStream, batch, redelivery, sequence_numbers
+from tests.integration.test_feed_stream import FEED_STREAM, TABLE, post_records
+from tests.support.calls import dynamodb_calls
+from tests.support.faults import refused_sends
 
 
 @pytest.fixture
@@ -162,7 +162,7 @@ def test_counted_records_leave_marks_that_expire(feed: CommerceStream) -> None:
     # when
     consume(post_records(feed.read()))
     # then
-    from tests.support.tables import table_items
+    from local.harness.tables import table_items
 
     marks = [item for item in table_items(TABLE) if item.get("entity_type") == exactly_once.MARK_ENTITY_TYPE]
     assert len(marks) == 3  # the two profiles and the followee's leaderboard entry

@@ -9,6 +9,11 @@ from typing import Any
 import pytest
 
 from functions.feed_stream.app import lambda_handler
+from local.harness import feed_builders
+from local.harness.apigw import sample
+from local.harness.client import LambdaContext
+from local.harness.fanout import FanoutLine, delete_post, follow, put_post, put_profiles
+from local.harness.tables import create_tables
 from shopfeed.feed import items, keys
 from shopfeed.feed.engagement.repository import EngagementRepository
 from shopfeed.feed.models import Comment, Like, Post
@@ -17,11 +22,6 @@ from shopfeed.platform.clock import derived_id
 from shopfeed.platform.cursors import CursorCodec
 from tests.integration.outbox_support import CommerceStream, batch
 from tests.integration.test_feed_stream import FEED_STREAM, TABLE
-from tests.support.apigw import sample
-from tests.support.client import LambdaContext
-from tests.support.fanout import FanoutLine, delete_post, follow, put_post, put_profiles
-from tests.support.tables import create_tables
-from tests.unit import feed_builders
 
 ROUTED = (items.POST, items.FOLLOW, items.LIKE, items.COMMENT)
 

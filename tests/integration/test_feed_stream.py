@@ -8,23 +8,23 @@ import pytest
 
 from functions.fanout_worker.app import lambda_handler as fanout_worker_handler
 from functions.feed_stream.app import lambda_handler
-from shopfeed.feed import items
-from shopfeed.feed.models import Delivery, Post
-from shopfeed.platform import clients, dynamo
-from tests.integration.outbox_support import CommerceStream, batch, sequence_numbers
-from tests.support.apigw import sample
-from tests.support.client import LambdaContext
-from tests.support.fanout import (
+from local.harness import feed_builders
+from local.harness.apigw import sample
+from local.harness.client import LambdaContext
+from local.harness.fanout import (
     FanoutLine,
     delete_post,
     feed_entries,
     follower_ids,
     put_post,
     put_profiles,
-    refused_sends,
     seed_followers,
 )
-from tests.unit import feed_builders
+from shopfeed.feed import items
+from shopfeed.feed.models import Delivery, Post
+from shopfeed.platform import clients, dynamo
+from tests.integration.outbox_support import CommerceStream, batch, sequence_numbers
+from tests.support.faults import refused_sends
 
 TABLE = "FeedTable"
 FEED_STREAM = LambdaContext(

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from local import cfn
-from tests.support.client import Answer, ApiClient
-from tests.support.factories import idempotency_key, if_match, line, order_body, product_body, user_body
-from tests.support.tables import table_items
+from local.harness.client import Answer, ApiClient
+from local.harness.factories import idempotency_key, if_match, line, order_body, product_body, user_body
+from local.harness.tables import table_items
 
 ORDER_ID = "01J00000000000000000000000"
 

@@ -4,14 +4,14 @@ import zlib
 
 import pytest
 
+from local.harness.client import ApiClient
+from local.harness.factories import create_product, line, order_body, product_body
+from local.harness.tables import table_items
 from shopfeed.commerce.models import Order
 from shopfeed.commerce.orders import repository
 from shopfeed.platform import clients, dynamo, idempotency
 from shopfeed.platform.idempotency import Snapshot
-from tests.support.client import ApiClient
-from tests.support.factories import create_product, line, order_body, product_body
 from tests.support.idempotent_create import IdempotentCreate, check_idempotent_create
-from tests.support.tables import table_items
 
 
 def stock_of(client: ApiClient) -> int:

@@ -7,17 +7,17 @@ from typing import Any
 import pytest
 
 from functions.inventory_snapshot import app as snapshot_function
+from local.harness.apigw import sample
+from local.harness.client import ApiClient
+from local.harness.factories import create_products, idempotency_key, pages
+from local.harness.tables import table_items
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.models import InventoryLevel
 from shopfeed.platform import dynamo
 from shopfeed.platform.clock import epoch_seconds, iso
-from tests.support.apigw import sample
 from tests.support.archive import SNAPSHOT, ScheduledContext
 from tests.support.calls import dynamodb_calls
 from tests.support.catalog import catalog, put_items
-from tests.support.client import ApiClient
-from tests.support.factories import create_products, idempotency_key, pages
-from tests.support.tables import table_items
 
 TABLE = "CommerceTable"
 NOON = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)

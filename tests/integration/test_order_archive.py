@@ -10,12 +10,13 @@ from typing import Any
 import pytest
 
 from functions.order_archiver.app import lambda_handler as order_archiver
+from local.harness.apigw import sample
+from local.harness.client import ApiClient
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.archive import archiver as archive
 from shopfeed.commerce.models import Order
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import iso, utc_now
-from tests.support.apigw import sample
 from tests.support.archive import (
     CRASH_POINTS,
     Bucket,
@@ -32,7 +33,6 @@ from tests.support.archive import (
     seed,
 )
 from tests.support.calls import dynamodb_calls, s3_calls
-from tests.support.client import ApiClient
 
 TABLE = "CommerceTable"
 BUCKET = "archivebucket"

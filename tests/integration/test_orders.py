@@ -5,13 +5,8 @@ from typing import Any
 
 import pytest
 
-from shopfeed.commerce import bootstrap, events, items
-from shopfeed.commerce.models import MAX_ORDER_LINES, OrderStatus
-from shopfeed.commerce.orders import services
-from shopfeed.platform.idempotency import ENTITY_TYPE as IDEMPOTENCY_KEY
-from tests.support.calls import dynamodb_calls
-from tests.support.client import ApiClient
-from tests.support.factories import (
+from local.harness.client import ApiClient
+from local.harness.factories import (
     SteppingClock,
     create_product,
     create_products,
@@ -23,7 +18,12 @@ from tests.support.factories import (
     placed_order,
     seed_order,
 )
-from tests.support.tables import table_items
+from local.harness.tables import table_items
+from shopfeed.commerce import bootstrap, events, items
+from shopfeed.commerce.models import MAX_ORDER_LINES, OrderStatus
+from shopfeed.commerce.orders import services
+from shopfeed.platform.idempotency import ENTITY_TYPE as IDEMPOTENCY_KEY
+from tests.support.calls import dynamodb_calls
 
 
 def entities(entity_type: str) -> list[dict[str, Any]]:

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from local.harness.client import ApiClient
+from local.harness.factories import create_product, line, money, placed_order, seed_order
 from shopfeed.commerce import bootstrap, keys
 from shopfeed.commerce.models import Order, OrderStatus
 from tests.support.calls import dynamodb_calls
-from tests.support.client import ApiClient
-from tests.support.factories import create_product, line, money, placed_order, seed_order
 
 OCTOBER = datetime(2026, 10, 1, tzinfo=UTC)
 NOVEMBER = datetime(2026, 11, 1, tzinfo=UTC)

@@ -10,6 +10,10 @@ from typing import Any
 import pytest
 
 from functions.commerce_stream.app import lambda_handler
+from local.harness.apigw import sample
+from local.harness.client import ApiClient
+from local.harness.factories import line, placed_order
+from local.harness.tables import table_items
 from shopfeed.commerce import items
 from shopfeed.platform import clients, dynamo, outbox
 from shopfeed.platform.clock import epoch_seconds, iso
@@ -35,11 +39,7 @@ from tests.integration.outbox_support import (
     unpublished,
     write_outbox_item,
 )
-from tests.support.apigw import sample
 from tests.support.calls import dynamodb_calls
-from tests.support.client import ApiClient
-from tests.support.factories import line, placed_order
-from tests.support.tables import table_items
 from tests.unit.outbox_fakes import InMemoryBus, InMemoryOutbox
 
 RETENTION = timedelta(days=7)  # CommerceStreamSettings.outbox_retention_days's default

@@ -7,6 +7,9 @@ import pytest
 
 from functions.commerce_stream.app import lambda_handler as commerce_stream
 from functions.outbox_sweeper.app import lambda_handler as outbox_sweeper
+from local.harness.apigw import sample
+from local.harness.client import ApiClient
+from local.harness.factories import SteppingClock
 from shopfeed.commerce import items
 from shopfeed.commerce.orders import services
 from shopfeed.platform.publisher import EventBusUnavailable
@@ -28,9 +31,6 @@ from tests.integration.outbox_support import (
     unpublished,
     write_outbox_item,
 )
-from tests.support.apigw import sample
-from tests.support.client import ApiClient
-from tests.support.factories import SteppingClock
 
 # The template's OutboxSweepAfterSeconds default, which OutboxSweeperSettings mirrors.
 SWEEP_AFTER = timedelta(seconds=300)

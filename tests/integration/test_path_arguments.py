@@ -4,8 +4,8 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.support.client import ApiClient
-from tests.support.factories import user_body
+from local.harness.client import ApiClient
+from local.harness.factories import user_body
 
 SUBJECTS = [
     pytest.param("Ada Lovelace", id="a space"),

@@ -11,19 +11,19 @@ from botocore.awsrequest import AWSResponse
 from functions.commerce_api.app import lambda_handler as api
 from functions.commerce_stream.app import lambda_handler as consumer
 from functions.payment_worker.app import lambda_handler as worker
+from local.harness.apigw import sample
+from local.harness.builders import euros, order
+from local.harness.client import ApiClient, LambdaContext
+from local.harness.factories import create_product, line, placed_order
+from local.harness.tables import table_items
 from shopfeed.commerce import events, items, keys
 from shopfeed.commerce.models import OrderStatus
 from shopfeed.commerce.payments.provider import Approved, Declined, ProviderUnavailable, SandboxProvider
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import derived_id
 from tests.integration.outbox_support import STREAM_FUNCTION, Subscriber, batch
-from tests.support.apigw import sample
 from tests.support.calls import dynamodb_calls
-from tests.support.client import ApiClient, LambdaContext
-from tests.support.factories import create_product, line, placed_order
 from tests.support.payments import PaymentChain, PaymentLine, consumer_filters, sandbox_calls, task_body
-from tests.support.tables import table_items
-from tests.unit.builders import euros, order
 
 pytestmark = pytest.mark.usefixtures("shop")
 

@@ -5,12 +5,12 @@ from typing import Any
 
 import pytest
 
+from local.harness.client import Answer, ApiClient
+from local.harness.factories import line, money, pages, placed_order
+from local.harness.tables import table_items
 from shopfeed.commerce import items, keys
 from shopfeed.platform import clients, dynamo
 from tests.support.calls import dynamodb_calls
-from tests.support.client import Answer, ApiClient
-from tests.support.factories import line, money, pages, placed_order
-from tests.support.tables import table_items
 
 pytestmark = pytest.mark.usefixtures("shop")
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from local.harness.builders import NOW, euros, key_for, order
 from shopfeed.commerce import bootstrap, events, items
 from shopfeed.commerce.errors import OrderNotPayable, PaymentAmountMismatch, PaymentInProgress
 from shopfeed.commerce.models import Order, OrderStatus, PaymentAttempt, PaymentStatus
@@ -16,7 +17,6 @@ from shopfeed.commerce.payments.services import Payments
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import iso, new_id
 from shopfeed.platform.errors import IdempotencyKeyReused, NotFound
-from tests.unit.builders import NOW, euros, key_for, order
 from tests.unit.payment_fakes import InMemoryPayments
 
 

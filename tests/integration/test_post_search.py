@@ -8,6 +8,11 @@ import pytest
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 
 from functions.feed_stream.app import lambda_handler as feed_stream_handler
+from local.harness.client import ApiClient
+from local.harness.fanout import FanoutLine
+from local.harness.feed_factories import write_post
+from local.harness.feed_seed import register_profiles
+from local.harness.tables import table_items
 from shopfeed.feed import items, keys
 from shopfeed.feed.posts.search import POST_PROJECTION, POSTS, post_document
 from shopfeed.platform import clients, dynamo, streams
@@ -15,12 +20,7 @@ from shopfeed.platform.search import SearchIndex
 from shopfeed.platform.search.sync import SyncReport, sync
 from tests.integration.outbox_support import CommerceStream, batch, failed_sequence_numbers
 from tests.integration.test_feed_stream import FEED_STREAM, TABLE
-from tests.support.client import ApiClient
-from tests.support.fanout import FanoutLine
-from tests.support.feed_factories import write_post
-from tests.support.feed_seed import register_profiles
 from tests.support.search import osmem_engine, osmem_url, search_index
-from tests.support.tables import table_items
 
 __all__ = ["osmem_engine", "osmem_url", "search_index"]
 

@@ -1,8 +1,7 @@
 """Catalog and stock endpoints against moto: create, get, update (If-Match), list by category, restock."""
 
-from tests.support.calls import dynamodb_calls
-from tests.support.client import ApiClient
-from tests.support.factories import (
+from local.harness.client import ApiClient
+from local.harness.factories import (
     create_product,
     create_products,
     idempotency_key,
@@ -11,7 +10,8 @@ from tests.support.factories import (
     pages,
     product_body,
 )
-from tests.support.tables import table_items
+from local.harness.tables import table_items
+from tests.support.calls import dynamodb_calls
 
 
 def test_create_product_as_admin_answers_201_with_location_and_etag_in_one_write(admin: ApiClient) -> None:

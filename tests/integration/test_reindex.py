@@ -3,6 +3,7 @@
 
 from collections.abc import Iterator, Sequence
 
+from local.harness.tables import table_items
 from shopfeed.commerce import items
 from shopfeed.commerce.catalog.search import PRODUCT_PROJECTION, PRODUCTS
 from shopfeed.platform import clients, dynamo
@@ -10,7 +11,6 @@ from shopfeed.platform.search import SearchIndex, reindex
 from shopfeed.platform.search.rebuild import Pace, rebuild
 from tests.support.catalog import assert_index_holds, catalog, put_items
 from tests.support.search import osmem_engine, osmem_url, search_index
-from tests.support.tables import table_items
 
 __all__ = ["osmem_engine", "osmem_url", "search_index"]
 

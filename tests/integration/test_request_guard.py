@@ -5,10 +5,10 @@ from typing import Any
 
 import pytest
 
+from local.harness.client import ApiClient
+from local.harness.factories import create_product, idempotency_key, order_body, user_body
+from local.harness.tables import table_items
 from tests.integration.test_http_edge import ROUTES, assert_problem, route_id
-from tests.support.client import ApiClient
-from tests.support.factories import create_product, idempotency_key, order_body, user_body
-from tests.support.tables import table_items
 
 BODY_ROUTES = [route for route in ROUTES if route[2] is not None]
 

@@ -8,6 +8,10 @@ import pytest
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 
 from functions.commerce_stream.app import lambda_handler
+from local.harness.apigw import sample
+from local.harness.client import ApiClient
+from local.harness.factories import create_product, if_match, record_purchase, review_body, reviewed
+from local.harness.tables import table_items
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.catalog.search import PRODUCT_PROJECTION
 from shopfeed.platform import clients, dynamo, exactly_once, streams
@@ -20,12 +24,8 @@ from tests.integration.outbox_support import (
     redelivery,
     sequence_numbers,
 )
-from tests.support.apigw import sample
 from tests.support.calls import dynamodb_calls
-from tests.support.client import ApiClient
 from tests.support.commerce_stream import routed
-from tests.support.factories import create_product, if_match, record_purchase, review_body, reviewed
-from tests.support.tables import table_items
 from tests.unit.search_fakes import InMemorySearchIndex
 
 PRODUCTS = ("P-RED-TSHIRT", "P-BLK-CAP", "P-GRN-SOCKS")

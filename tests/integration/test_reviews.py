@@ -7,11 +7,8 @@ from urllib.parse import quote
 
 import pytest
 
-from shopfeed.commerce import bootstrap, items, keys
-from shopfeed.platform.errors import StaleVersion
-from tests.support.calls import dynamodb_calls
-from tests.support.client import ApiClient
-from tests.support.factories import (
+from local.harness.client import ApiClient
+from local.harness.factories import (
     SteppingClock,
     create_product,
     if_match,
@@ -20,7 +17,10 @@ from tests.support.factories import (
     review_body,
     reviewed,
 )
-from tests.support.tables import table_items
+from local.harness.tables import table_items
+from shopfeed.commerce import bootstrap, items, keys
+from shopfeed.platform.errors import StaleVersion
+from tests.support.calls import dynamodb_calls
 
 PRODUCT = "P-RED-TSHIRT"
 REVIEWS = f"/products/{PRODUCT}/reviews"

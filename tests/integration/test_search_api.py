@@ -5,11 +5,11 @@ from typing import Any
 
 import pytest
 
+from local.harness.client import ApiClient
+from local.harness.factories import create_product
 from shopfeed.commerce import items, keys
 from shopfeed.platform import clients, dynamo
 from tests.integration.outbox_support import STREAM_FUNCTION, CommerceStream, batch, failed_sequence_numbers
-from tests.support.client import ApiClient
-from tests.support.factories import create_product
 from tests.support.search import osmem_engine, osmem_url
 
 __all__ = ["osmem_engine", "osmem_url"]

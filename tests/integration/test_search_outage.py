@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from local.harness.client import ApiClient
+from local.harness.factories import create_product
 from shopfeed.platform.search import engine
-from tests.support.client import ApiClient
-from tests.support.factories import create_product
 
 
 class HungEngine:

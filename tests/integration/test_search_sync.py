@@ -4,16 +4,16 @@ however often records arrive, the index ends exactly as the table."""
 import pytest
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 
+from local.harness.client import ApiClient
+from local.harness.factories import create_product
+from local.harness.tables import table_items
 from shopfeed.commerce import keys
 from shopfeed.commerce.catalog.search import PRODUCT_PROJECTION, PRODUCTS, product_document
 from shopfeed.platform import clients, streams
 from shopfeed.platform.search import SearchIndex, SearchQuery
 from shopfeed.platform.search.sync import SyncReport, sync
 from tests.integration.outbox_support import CommerceStream
-from tests.support.client import ApiClient
-from tests.support.factories import create_product
 from tests.support.search import osmem_engine, osmem_url, search_index
-from tests.support.tables import table_items
 
 __all__ = ["osmem_engine", "osmem_url", "search_index"]
 

@@ -5,13 +5,13 @@ from typing import Any
 
 import pytest
 
+from local.harness.client import Answer, ApiClient
+from local.harness.factories import idempotency_key, if_match, line, pages, placed_order
+from local.harness.tables import table_items
 from shopfeed.commerce import events, items, keys
 from shopfeed.platform import clients, dynamo
 from tests.support.calls import dynamodb_calls
-from tests.support.client import Answer, ApiClient
-from tests.support.factories import idempotency_key, if_match, line, pages, placed_order
 from tests.support.payments import PaymentChain
-from tests.support.tables import table_items
 
 pytestmark = pytest.mark.usefixtures("shop")
 

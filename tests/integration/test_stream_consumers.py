@@ -9,6 +9,10 @@ import pytest
 from boto3.dynamodb.conditions import Attr
 
 from functions.commerce_stream.app import lambda_handler
+from local.harness.builders import customer
+from local.harness.client import ApiClient
+from local.harness.factories import create_product
+from local.harness.tables import table_items
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.models import Product
 from shopfeed.platform import clients, dynamo, exactly_once, streams
@@ -23,10 +27,6 @@ from tests.integration.outbox_support import (
     sequence_numbers,
     write_outbox_item,
 )
-from tests.support.client import ApiClient
-from tests.support.factories import create_product
-from tests.support.tables import table_items
-from tests.unit.builders import customer
 
 NOW = datetime(2026, 3, 5, 10, 0, tzinfo=UTC)
 

@@ -12,7 +12,7 @@ from shopfeed.platform import clients, queues
 from shopfeed.platform.queues import SqsTaskQueue, TaskNotQueued
 from shopfeed.platform.streams import ChangeKind, ItemChange
 from tests.support.calls import sqs_calls
-from tests.support.fanout import refused_sends
+from tests.support.faults import refused_sends
 
 AT = datetime(2026, 11, 22, 10, tzinfo=UTC)
 

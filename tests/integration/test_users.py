@@ -1,11 +1,11 @@
 """POST /users, GET /users/{user_id} (ECOM-001), PATCH /users/me against moto."""
 
+from local.harness.client import ApiClient
+from local.harness.factories import if_match, register_user, user_body
+from local.harness.tables import table_items
 from shopfeed.commerce import items
 from shopfeed.feed import items as feed_items
 from tests.support.calls import dynamodb_calls
-from tests.support.client import ApiClient
-from tests.support.factories import if_match, register_user, user_body
-from tests.support.tables import table_items
 
 
 def test_register_creates_both_halves_of_me_and_their_guards_in_one_transaction(

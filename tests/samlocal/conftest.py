@@ -24,11 +24,11 @@ import pytest
 
 from local import dynamodb_local
 from local.cfn import ROOT
+from local.harness.client import ApiClient
 from local.samlocal import env
 from local.samlocal.sam import SamLocal, settings
 from tests.conftest import reset_caches
 from tests.samlocal.helpers import LocalApi, Tables, new_tables
-from tests.support.client import ApiClient
 from tests.support.engines import running_dynamodb_local
 
 

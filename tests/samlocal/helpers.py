@@ -14,9 +14,9 @@ import boto3
 
 from local import dynamodb_local
 from local.cfn import ROOT
+from local.harness.tables import create_tables
 from local.samlocal.sam import SamLocal
 from shopfeed.platform import dynamo
-from tests.support.tables import create_tables
 
 EVENTS = ROOT / "events"
 INVOKE_TIMEOUT = 180  # a first invoke builds SAM's image with the layers (~10 s here)

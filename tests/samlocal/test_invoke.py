@@ -4,11 +4,11 @@ import json
 
 import pytest
 
+from local.harness.client import ApiClient
+from local.harness.factories import create_product, money
 from local.samlocal.sam import SamLocal
 from shopfeed.commerce import items, keys
 from tests.samlocal.helpers import Tables, invoke
-from tests.support.client import ApiClient
-from tests.support.factories import create_product, money
 
 pytestmark = [pytest.mark.samlocal, pytest.mark.xdist_group("samlocal")]
 

@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
+from local.harness import builders
 from local.samlocal.sam import SamLocal
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.models import Order
 from shopfeed.platform import dynamo
 from tests.samlocal.helpers import EVENTS, Tables, invoke
-from tests.unit import builders
 
 pytestmark = [pytest.mark.samlocal, pytest.mark.xdist_group("samlocal")]
 

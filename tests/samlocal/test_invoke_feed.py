@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
+from local.harness import feed_builders
 from local.samlocal.sam import SamLocal
 from shopfeed.feed import items, keys
 from shopfeed.platform import dynamo
 from tests.samlocal.helpers import EVENTS, Tables, invoke
-from tests.unit import feed_builders
 
 pytestmark = [pytest.mark.samlocal, pytest.mark.xdist_group("samlocal")]
 

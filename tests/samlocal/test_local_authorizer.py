@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from local.harness.apigw import sample
 from local.samlocal.template import AUTHORIZER_SOURCE
 from tests.samlocal.helpers import bearer
-from tests.support.apigw import sample
 
 pytestmark = [pytest.mark.samlocal, pytest.mark.xdist_group("samlocal")]
 received: list[dict[str, Any]] = []

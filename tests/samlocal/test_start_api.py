@@ -9,10 +9,10 @@ import uuid
 import pytest
 import requests
 
+from local.harness.client import ApiClient
+from local.harness.factories import create_product, line, money, order_body
 from shopfeed.commerce import keys
 from tests.samlocal.helpers import LocalApi, bearer
-from tests.support.client import ApiClient
-from tests.support.factories import create_product, line, money, order_body
 
 pytestmark = [pytest.mark.samlocal, pytest.mark.xdist_group("samlocal")]
 TIMEOUT = 120  # the first request starts the function's container

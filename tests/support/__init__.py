@@ -1,1 +1,2 @@
-"""Helpers shared by the test layers: event factories, an HTTP-ish client over a handler, call counters."""
+"""Helpers shared by the test layers: call counters, injected faults, fixtures and checks. The drivers of
+the functions and the builders of requests and items the benchmarks use too live in ``local.harness``."""

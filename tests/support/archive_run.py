@@ -7,7 +7,7 @@ import sys
 import time
 
 from functions.order_archiver.app import lambda_handler
-from tests.support.apigw import sample
+from local.harness.apigw import sample
 from tests.support.archive import ScheduledContext
 
 

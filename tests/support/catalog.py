@@ -2,11 +2,11 @@
 
 from typing import Any
 
+from local.harness.builders import product
 from shopfeed.commerce import items
 from shopfeed.commerce.catalog.search import PRODUCTS, product_document
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.search import SearchIndex
-from tests.unit.builders import product
 
 _KINDS = (("shirts", "red shirt"), ("hats", "wool hat"), ("mugs", "tea mug"))
 

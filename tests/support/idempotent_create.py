@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tests.support.client import ApiClient
+from local.harness.client import ApiClient
 
 Effect = Callable[[ApiClient], object]
 """Something observable the create changes (a count, a stock level): compared before and after."""

@@ -15,11 +15,11 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 
 from local import cfn
 from local.filtering import filter_patterns, passes
+from local.harness.queues import WorkerQueue
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.payments.services import PaymentTask
 from shopfeed.platform import clients, dynamo, streams
 from tests.integration.outbox_support import STREAM_FUNCTION, CommerceStream, batch
-from tests.support.queues import WorkerQueue
 
 WORKER = "PaymentWorkerFunction"
 CONSUMER = "CommerceStreamFunction"

@@ -87,19 +87,19 @@ def foreign_imports(source: Path, package: str) -> list[str]:
     return refused
 
 
-def context_files(*folders: Path) -> list[Path]:
+def python_files(*folders: Path) -> list[Path]:
     return sorted(p for folder in folders for p in folder.rglob("*.py"))
 
 
 @pytest.mark.parametrize(
-    "source", context_files(SHARED / "commerce", SHARED / "feed"), ids=lambda p: str(p.relative_to(SHARED))
+    "source", python_files(SHARED / "commerce", SHARED / "feed"), ids=lambda p: str(p.relative_to(SHARED))
 )
 def test_commerce_and_the_feed_never_import_each_other(source: Path) -> None:
     package = source.relative_to(SHARED).parts[0]
     assert foreign_imports(source, package) == []
 
 
-@pytest.mark.parametrize("source", context_files(SHARED / "accounts"), ids=lambda p: p.name)
+@pytest.mark.parametrize("source", python_files(SHARED / "accounts"), ids=lambda p: p.name)
 def test_accounts_imports_only_what_the_contexts_expose(source: Path) -> None:
     assert foreign_imports(source, "accounts") == []
 
@@ -119,3 +119,33 @@ def test_a_deliberate_violation_is_caught(tmp_path: Path, package: str, line: st
     source = tmp_path / "module.py"
     source.write_text(line + "\n")
     assert bool(foreign_imports(source, package)) is refused
+
+
+# -- the local stack and the benchmarks import no test code -------------------------------------------
+
+
+def imported_test_code(source: Path) -> list[str]:
+    """What ``source`` imports of the tests (``tests`` or below): the tests may import ``local``, not
+    the other way round."""
+    return sorted(m for m in imported_modules(source) if m == "tests" or m.startswith("tests."))
+
+
+@pytest.mark.parametrize("source", python_files(ROOT / "local", ROOT / "bench"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_local_stack_and_the_benchmarks_import_no_test_code(source: Path) -> None:
+    assert not imported_test_code(source)
+
+
+@pytest.mark.parametrize(
+    ("line", "refused"),
+    [
+        ("from tests.support.x import helper", True),
+        ("import tests.support.x", True),
+        ("from tests import support", True),
+        ("from testsuite import helper", False),
+        ("from local.harness.client import ApiClient", False),
+    ],
+)
+def test_a_test_import_in_the_local_stack_is_caught(tmp_path: Path, line: str, refused: bool) -> None:
+    source = tmp_path / "module.py"
+    source.write_text(line + "\n")
+    assert bool(imported_test_code(source)) is refused

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from local.harness.builders import euros, line_of, order, product
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.archive import archiver as archive
 from shopfeed.commerce.archive.repository import Candidate
@@ -16,7 +17,6 @@ from shopfeed.platform.errors import Forbidden
 from shopfeed.platform.identity import OPS, Caller
 from shopfeed.platform.models import Page
 from shopfeed.platform.search.rebuild import Pace
-from tests.unit.builders import euros, line_of, order, product
 
 ORDER_ID = "01JQ8Z6V4C0000000000000000"
 

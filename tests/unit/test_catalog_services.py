@@ -4,10 +4,10 @@ from typing import Any
 
 import pytest
 
+from local.harness.builders import key_for
 from shopfeed.commerce.catalog import services
 from shopfeed.platform.errors import AlreadyExists, Forbidden, IdempotencyKeyReused, NotFound, StaleVersion
 from shopfeed.platform.identity import Caller
-from tests.unit.builders import key_for
 from tests.unit.fakes import InMemoryCommerce
 
 

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 
+from local.harness.client import Answer, ApiClient
+from local.harness.factories import idempotency_key, if_match, line, order_body, product_body, user_body
 from shopfeed.accounts import routes as users
 from shopfeed.accounts.bootstrap import accounts
 from shopfeed.commerce import bootstrap
@@ -16,8 +18,6 @@ from shopfeed.commerce.routes import orders, products
 from shopfeed.platform.http import build_resolver
 from shopfeed.platform.idempotency import REPLAYED_HEADER
 from shopfeed.platform.problems import PROBLEM_JSON
-from tests.support.client import Answer, ApiClient
-from tests.support.factories import idempotency_key, if_match, line, order_body, product_body, user_body
 from tests.unit.accounts_fakes import InMemoryAccounts
 from tests.unit.fakes import InMemoryCommerce
 from tests.unit.feed_fakes import InMemoryFeed

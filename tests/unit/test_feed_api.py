@@ -8,14 +8,14 @@ from typing import Any
 import pytest
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 
+from local.harness.client import Answer, ApiClient
+from local.harness.feed_builders import profile
+from local.harness.feed_factories import every_item, follow, post_body, write_post
 from shopfeed.feed.bootstrap import celebrity_threshold, feed_store
 from shopfeed.feed.routes import follows, home, posts
 from shopfeed.platform.http import build_resolver
 from shopfeed.platform.idempotency import REPLAYED_HEADER
 from shopfeed.platform.problems import PROBLEM_JSON
-from tests.support.client import Answer, ApiClient
-from tests.support.feed_factories import every_item, follow, post_body, write_post
-from tests.unit.feed_builders import profile
 from tests.unit.feed_fakes import InMemoryFeed
 
 THRESHOLD = 2

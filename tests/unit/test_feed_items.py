@@ -5,10 +5,10 @@ from datetime import datetime
 import pytest
 from pydantic import ValidationError
 
+from local.harness.feed_builders import follow, post, profile
 from shopfeed.feed import items, keys
 from shopfeed.feed.models import MAX_TAGS, Comment, Delivery, Like, Post, PullAuthor, normalise_tag
 from shopfeed.platform import dynamo
-from tests.unit.feed_builders import follow, post, profile
 
 
 def stored(item: dynamo.Item) -> dynamo.Item:

@@ -2,6 +2,7 @@
 
 import pytest
 
+from local.harness.feed_builders import profile
 from shopfeed.feed import services
 from shopfeed.feed.models import Delivery, Post
 from shopfeed.platform.errors import (
@@ -13,7 +14,6 @@ from shopfeed.platform.errors import (
 )
 from shopfeed.platform.idempotency import IdempotentRequest
 from shopfeed.platform.identity import Caller
-from tests.unit.feed_builders import profile
 from tests.unit.feed_fakes import InMemoryFeed
 
 THRESHOLD = 3

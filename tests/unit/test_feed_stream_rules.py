@@ -4,13 +4,13 @@ from datetime import UTC, datetime
 
 import pytest
 
+from local.harness import feed_builders
 from shopfeed.feed import items, keys
 from shopfeed.feed.follows.counters import counted_on_profiles
 from shopfeed.feed.home.fanout import FanoutAction, FanoutTask, fanout_task
 from shopfeed.feed.models import Delivery
 from shopfeed.platform.counters import Increment
 from shopfeed.platform.streams import ChangeKind, ItemChange, made_of
-from tests.unit import feed_builders
 
 AT = datetime(2026, 11, 22, 10, tzinfo=UTC)
 

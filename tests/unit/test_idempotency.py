@@ -2,11 +2,11 @@
 
 import pytest
 
+from local.harness.builders import NOW
 from shopfeed.platform import dynamo, idempotency
 from shopfeed.platform.errors import IdempotencyKeyReused, MissingIdempotencyKey
 from shopfeed.platform.idempotency import Created, IdempotentRequest, Snapshot
 from shopfeed.platform.models import Model
-from tests.unit.builders import NOW
 
 BODY = {"lines": [{"product_id": "P-RED-TSHIRT", "quantity": 2}], "note": "gift"}
 

@@ -2,11 +2,11 @@
 
 import pytest
 
+from local.harness.builders import customer, euros, line_of, order, product
 from shopfeed.commerce import events, items, keys
 from shopfeed.commerce.models import OrderStatus
 from shopfeed.platform import dynamo
 from shopfeed.platform.outbox import OutboxEvent
-from tests.unit.builders import customer, euros, line_of, order, product
 
 SHIRT = product("P-RED-TSHIRT", price=euros(1999))
 MUG = product("P-MUG", price=euros(899))

@@ -5,9 +5,9 @@ import itertools
 import pytest
 from pydantic import ValidationError
 
+from local.harness.builders import euros
 from shopfeed.commerce.models import MAX_ORDER_LINES, OrderLine, OrderStatus, ShipmentStatus
 from shopfeed.commerce.schemas import PlaceOrder
-from tests.unit.builders import euros
 
 Placed, Paid, Shipped, Delivered, Returned, Cancelled = (
     OrderStatus.PLACED,

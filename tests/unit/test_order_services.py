@@ -6,6 +6,8 @@ from typing import Any
 import pytest
 from ulid import ULID
 
+from local.harness.builders import MONTH, NOW, euros, key_for, line_of, order, placement, product
+from local.harness.factories import SteppingClock
 from shopfeed.commerce import events
 from shopfeed.commerce.models import Order, OrderStatus
 from shopfeed.commerce.orders import services
@@ -14,8 +16,6 @@ from shopfeed.platform.errors import Forbidden, InvalidRequest, InvalidTransitio
 from shopfeed.platform.idempotency import Created
 from shopfeed.platform.identity import Caller
 from shopfeed.platform.types import Money
-from tests.support.factories import SteppingClock
-from tests.unit.builders import MONTH, NOW, euros, key_for, line_of, order, placement, product
 from tests.unit.fakes import InMemoryCommerce
 
 SHIRT = product("P-SHIRT", available=10, price=euros(1999))

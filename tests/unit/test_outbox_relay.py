@@ -4,12 +4,12 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from local.harness.builders import NOW, euros, order
 from shopfeed.commerce import events
 from shopfeed.platform import outbox
 from shopfeed.platform.clock import iso
 from shopfeed.platform.outbox import OutboxEvent
 from shopfeed.platform.publisher import EventBusUnavailable
-from tests.unit.builders import NOW, euros, order
 from tests.unit.outbox_fakes import InMemoryBus, InMemoryOutbox, UnreachableBus
 
 SWEEP_AFTER = timedelta(minutes=5)

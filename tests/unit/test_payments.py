@@ -3,6 +3,7 @@ ports (a counting provider), and the payment events."""
 
 import pytest
 
+from local.harness.builders import NOW, euros, key_for, order
 from shopfeed.commerce import events
 from shopfeed.commerce.models import Order, OrderStatus, PaymentAttempt, PaymentStatus
 from shopfeed.commerce.payments import services as payments
@@ -11,7 +12,6 @@ from shopfeed.commerce.payments.services import PaymentTask, Settlement, Unknown
 from shopfeed.platform.clock import iso
 from shopfeed.platform.identity import Caller
 from shopfeed.platform.outbox import OutboxEvent
-from tests.unit.builders import NOW, euros, key_for, order
 from tests.unit.payment_fakes import CountingProvider, InMemoryPayments
 
 ADA = Caller("U100", frozenset())

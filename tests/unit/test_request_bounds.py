@@ -7,13 +7,13 @@ from typing import Any
 import pytest
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 
+from local.harness.client import ApiClient
+from local.harness.factories import product_body
 from shopfeed.commerce import bootstrap
 from shopfeed.commerce.routes import products
 from shopfeed.platform.errors import BodyTooLarge, MalformedBody, UnsupportedMediaType
 from shopfeed.platform.http import MAX_LISTED_ERRORS, build_resolver
 from shopfeed.platform.request_body import MAX_BODY_BYTES, MAX_OBJECT_MEMBERS, json_object_body
-from tests.support.client import ApiClient
-from tests.support.factories import product_body
 from tests.unit.fakes import InMemoryCommerce
 
 JSON = {"content-type": "application/json"}

@@ -6,9 +6,9 @@ import pytest
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from pydantic import BaseModel
 
+from local.harness.apigw import claims_for, http_event
+from local.harness.client import LambdaContext
 from shopfeed.platform.http import build_resolver
-from tests.support.apigw import claims_for, http_event
-from tests.support.client import LambdaContext
 
 
 class Post(BaseModel):

@@ -7,6 +7,7 @@ from decimal import Decimal
 import pytest
 from pydantic import ValidationError
 
+from local.harness.builders import product
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.models import Product, RatingTotals, Review
 from shopfeed.commerce.reviews import ratings
@@ -15,7 +16,6 @@ from shopfeed.commerce.schemas import ProductView, RatingView
 from shopfeed.platform import dynamo
 from shopfeed.platform.counters import Increment
 from shopfeed.platform.streams import ChangeKind, ItemChange
-from tests.unit.builders import product
 
 AT = datetime(2026, 11, 22, 10, tzinfo=UTC)
 SHIRT = keys.product("P-RED-TSHIRT")

@@ -3,12 +3,12 @@
 from dataclasses import replace
 from datetime import UTC, datetime
 
+from local.harness.builders import product
 from shopfeed.commerce import items
 from shopfeed.commerce.catalog.search import PRODUCT_PROJECTION, PRODUCTS
 from shopfeed.platform.search import SearchUnavailable, SearchWriteFailed
 from shopfeed.platform.search.sync import sync
 from shopfeed.platform.streams import ChangeKind, ItemChange
-from tests.unit.builders import product
 from tests.unit.search_fakes import InMemorySearchIndex
 
 AT = datetime(2026, 11, 23, tzinfo=UTC)

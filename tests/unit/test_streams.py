@@ -6,8 +6,8 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 
+from local.harness.apigw import sample
 from shopfeed.platform import streams
-from tests.support.apigw import sample
 
 
 def record(**dynamodb: Any) -> dict[str, Any]:

@@ -8,12 +8,12 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
+from local.harness.builders import NOW, euros, order, placement
 from shopfeed.commerce.orders.repository import CommerceRepository
 from shopfeed.platform import dynamo
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.dynamo import transactions
 from shopfeed.platform.errors import Contention
-from tests.unit.builders import NOW, euros, order, placement
 
 ITEMS: dict[str, Any] = {
     label: {"ConditionCheck": {"TableName": "T", "Key": {"PK": {"S": label}}, "ConditionExpression": "x"}}

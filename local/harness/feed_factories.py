@@ -1,4 +1,5 @@
-"""Feed request bodies and seeding through the feed API, shared by the unit, integration and e2e tiers.
+"""Feed request bodies and seeding through the feed API, shared by the unit, integration and e2e tiers
+and the benchmarks.
 
 ``client`` is any of the tiers' clients (``ApiClient`` in-process, the e2e ``Client`` over HTTP).
 """
@@ -6,7 +7,7 @@
 import uuid
 from typing import Any
 
-from tests.support.factories import pages
+from local.harness.factories import pages
 
 
 def post_body(text: str = "Single-table design, one access pattern at a time.", *tags: str) -> dict[str, Any]:

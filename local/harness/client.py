@@ -5,7 +5,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.support.apigw import claims_for, http_event
+from local.harness.apigw import claims_for, http_event
 
 
 @dataclass

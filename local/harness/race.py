@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from local import cfn
-from tests.support.client import Answer, ApiClient, LambdaContext
+from local.harness.client import Answer, ApiClient, LambdaContext
 
 # Long enough for a slow CI machine to start every container; a broken one fails the test instead
 # of hanging it.
 _TIMEOUT_SECONDS = 120
 _CONTEXT = multiprocessing.get_context("forkserver")
-_PRELOADED = ["tests.support.container_init", "tests.support.race"]
+_PRELOADED = ["local.harness.container_init", "local.harness.race"]
 
 
 @dataclass(frozen=True)

@@ -1,18 +1,19 @@
 """Feed state below the API (profiles, counters, feed entries as the fanout worker writes them), and
-posts published through the API and delivered as fanout would, for the integration and DynamoDB Local tiers."""
+posts published through the API and delivered as fanout would, for the integration and DynamoDB Local
+tiers and the benchmarks."""
 
 from collections.abc import Iterable
 from typing import Any
 
+from local.harness.client import ApiClient
+from local.harness.feed_builders import profile
+from local.harness.feed_factories import write_post
 from shopfeed.feed import items, keys
 from shopfeed.feed.bootstrap import feed_store
 from shopfeed.feed.models import Delivery, Post
 from shopfeed.feed.settings import FeedSettings
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.config import settings
-from tests.support.client import ApiClient
-from tests.support.feed_factories import write_post
-from tests.unit.feed_builders import profile
 
 
 def feed_table() -> str:

@@ -1,5 +1,5 @@
 """A queue of the template with its dead-letter queue and the worker its SQS mapping feeds, for the moto
-and DynamoDB Local tiers.
+and DynamoDB Local tiers and the benchmarks.
 
 The queues are created from template.yaml's properties (redrive policy included), and ``drain``
 delivers messages to the worker with the local stack's SQS poller, which follows the template's event

@@ -1,4 +1,4 @@
-"""Domain objects for tests, valid by default: each test states only what it is about."""
+"""Domain objects for the tests and the benchmarks, valid by default: each test states only what it is about."""
 
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta

@@ -26,6 +26,6 @@ def create_tables(client: Any, suffix: str = "", only: Collection[str] | None = 
 
 
 def table_items(table: str = "CommerceTable") -> list[dict[str, Any]]:
-    """Every item of a table (a Scan: tests only)."""
+    """Every item of a table (a Scan: tests and benchmarks only, never the service)."""
     pages = clients.dynamodb().get_paginator("scan").paginate(TableName=table)
     return [dynamo.deserialize(item) for page in pages for item in page["Items"]]

@@ -1,11 +1,12 @@
-"""Feed domain objects for tests, valid by default: each test states only what it is about."""
+"""Feed domain objects for the tests and the benchmarks, valid by default: each test states only what it is
+about."""
 
 import re
 from datetime import datetime, timedelta
 
+from local.harness.builders import EARLIER, NOW
 from shopfeed.feed.models import Delivery, Follow, Post, Profile
 from shopfeed.platform.clock import iso, new_id
-from tests.unit.builders import EARLIER, NOW
 
 
 def profile(user_id: str = "U100", handle: str | None = None, followers: int = 0) -> Profile:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
+from local.harness.client import Answer, ApiClient
 from shopfeed.commerce import events, items, keys
 from shopfeed.commerce.models import Order, OrderLine, OrderStatus
 from shopfeed.commerce.orders.repository import CommerceRepository
@@ -15,7 +16,6 @@ from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import iso, new_id
 from shopfeed.platform.idempotency import IdempotentRequest
 from shopfeed.platform.types import Money
-from tests.support.client import Answer, ApiClient
 
 CURRENCY = "EUR"
 PRICE = 1999

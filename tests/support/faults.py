@@ -1,0 +1,82 @@
+"""Faults injected where the SDK would see them: DynamoDB leaving part of a BatchWriteItem unprocessed, SQS
+refusing entries of a SendMessageBatch, as both do when throttled."""
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from shopfeed.platform import clients
+
+
+def every_second(position: int) -> bool:
+    return position % 2 == 1
+
+
+def all_but_the_first(position: int) -> bool:
+    return position > 0
+
+
+@contextmanager
+def unprocessed_writes(refuse: Callable[[int], bool] = every_second, calls: int | None = 1) -> Iterator[list[int]]:
+    """DynamoDB throttling part of each BatchWriteItem, as it does under load: the requests at the
+    positions ``refuse`` picks are left unwritten and handed back in UnprocessedItems, for the first
+    ``calls`` calls (None: every call). The first request always goes through, as a throttled batch
+    still makes progress. Yields the number of requests refused per call."""
+    refused: list[int] = []
+    held: list[Any] = []
+    events = clients.dynamodb().meta.events
+
+    def withhold(params: dict[str, Any], **_: Any) -> None:
+        held.clear()
+        if calls is not None and len(refused) >= calls:
+            return
+        for table, requests in params["RequestItems"].items():
+            held.extend((table, r) for n, r in enumerate(requests) if n and refuse(n))
+            params["RequestItems"][table] = [r for n, r in enumerate(requests) if not (n and refuse(n))]
+        refused.append(len(held))
+
+    def hand_back(parsed: dict[str, Any], **_: Any) -> None:
+        unprocessed = parsed.setdefault("UnprocessedItems", {})
+        for table, request in held:
+            unprocessed.setdefault(table, []).append(request)
+
+    with _hooked(
+        events,
+        {"provide-client-params.dynamodb.BatchWriteItem": withhold, "after-call.dynamodb.BatchWriteItem": hand_back},
+    ):
+        yield refused
+
+
+@contextmanager
+def refused_sends(refuse: Callable[[str], bool]) -> Iterator[list[str]]:
+    """SQS refusing some entries of each SendMessageBatch (HTTP 200 with ``Failed`` entries, as it does
+    when throttled): the bodies ``refuse`` picks are not sent. Yields the refused bodies."""
+    refused: list[str] = []
+    held: list[dict[str, Any]] = []
+    events = clients.sqs().meta.events
+
+    def withhold(params: dict[str, Any], **_: Any) -> None:
+        held[:] = [entry for entry in params["Entries"] if refuse(entry["MessageBody"])]
+        params["Entries"] = [entry for entry in params["Entries"] if not refuse(entry["MessageBody"])]
+        refused.extend(entry["MessageBody"] for entry in held)
+
+    def report(parsed: dict[str, Any], **_: Any) -> None:
+        failed = [{"Id": e["Id"], "SenderFault": False, "Code": "InternalError", "Message": "refused"} for e in held]
+        parsed["Failed"] = parsed.get("Failed", []) + failed
+
+    with _hooked(
+        events, {"provide-client-params.sqs.SendMessageBatch": withhold, "after-call.sqs.SendMessageBatch": report}
+    ):
+        yield refused
+
+
+@contextmanager
+def _hooked(events: Any, handlers: dict[str, Callable[..., None]]) -> Iterator[None]:
+    """botocore event handlers registered for the block: a fault injected where the SDK would see it."""
+    for name, handler in handlers.items():
+        events.register(name, handler)
+    try:
+        yield
+    finally:
+        for name, handler in handlers.items():
+            events.unregister(name, handler)
