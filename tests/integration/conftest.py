@@ -1,17 +1,19 @@
 """Integration layer: handlers and repositories against moto, tables built from template.yaml."""
 
 from collections.abc import Iterator
+from typing import Any
 
+import boto3
 import pytest
 from moto import mock_aws
 
 from local import cfn
 from shopfeed.accounts.bootstrap import AccountsSettings
 from shopfeed.commerce.settings import CommerceStreamSettings
-from shopfeed.platform import clients
 from tests.integration.outbox_support import CommerceStream, Subscriber, create_event_bus_with_subscriber
 from tests.support.client import ApiClient
 from tests.support.factories import create_product
+from tests.support.moto_backend import REGION, empty_tables, forget_all_but_dynamodb
 from tests.support.payments import PaymentChain, PaymentLine
 from tests.support.tables import create_tables
 
@@ -25,11 +27,22 @@ COMMERCE_TABLES = frozenset(
 )
 
 
-@pytest.fixture
-def aws() -> Iterator[None]:
+@pytest.fixture(scope="session")
+def moto_backend() -> Iterator[Any]:
+    """One mock per worker; its DynamoDB client empties the tables between tests."""
     with mock_aws():
-        create_tables(clients.dynamodb(), only=COMMERCE_TABLES)
-        yield
+        yield boto3.client("dynamodb", region_name=REGION)
+
+
+@pytest.fixture
+def aws(moto_backend: Any) -> Iterator[None]:
+    """The template's commerce tables (created on a worker's first use), empty, in a mock with nothing else."""
+    missing = COMMERCE_TABLES - set(moto_backend.list_tables()["TableNames"])
+    if missing:
+        create_tables(moto_backend, only=missing)
+    yield
+    empty_tables(moto_backend)
+    forget_all_but_dynamodb()
 
 
 @pytest.fixture
