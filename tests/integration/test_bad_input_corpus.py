@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from tests.integration.test_http_edge import ROUTES, route_id
 from tests.support.client import Answer, ApiClient
 from tests.support.factories import create_product, register_user
+from tests.support.http_edge import ROUTES, route_id
 from tests.support.tables import table_items
 
 BODY_ROUTES = [route for route in ROUTES if route[2] is not None]

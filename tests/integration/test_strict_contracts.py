@@ -5,9 +5,9 @@ from typing import Any
 import pytest
 
 from shopfeed.commerce.types import MAX_STOCK
-from tests.integration.test_http_edge import assert_problem
 from tests.support.client import ApiClient
 from tests.support.factories import create_product, idempotency_key, line, money, order_body, product_body
+from tests.support.http_edge import assert_problem
 from tests.support.tables import table_items
 
 

@@ -3,9 +3,9 @@
 import pytest
 
 from shopfeed.platform.identity import MAX_SUBJECT_LENGTH
-from tests.integration.test_http_edge import assert_problem
 from tests.support.client import ApiClient
 from tests.support.factories import create_product, line, order_body, user_body
+from tests.support.http_edge import assert_problem
 from tests.support.tables import table_items
 
 SUBJECTS = [
