@@ -17,7 +17,7 @@ from tests.support.client import Answer, ApiClient
 from tests.support.factories import create_product, idempotency_key, if_match, line, order_body, placed_order
 from tests.support.race import Call, all_at_once
 
-pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group("ddblocal")]
+pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group(__name__)]
 
 INSUFFICIENT_STOCK = "https://shopfeed.dev/problems/insufficient-stock"
 CONTENTION = "https://shopfeed.dev/problems/contention"

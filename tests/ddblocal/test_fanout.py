@@ -19,7 +19,7 @@ from tests.support.calls import dynamodb_calls
 from tests.support.fanout import FanoutLine, follower_ids, put_post, seed_followers
 from tests.unit import feed_builders
 
-pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group("ddblocal")]
+pytestmark = [pytest.mark.ddblocal, pytest.mark.volume, pytest.mark.xdist_group(__name__)]
 
 AUDIENCE = 10_000
 

@@ -15,7 +15,7 @@ from tests.support.feed_seed import feed_table, newest_first, publish, register_
 from tests.unit import feed_builders as builders
 from tests.unit.builders import EARLIER
 
-pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group("ddblocal")]
+pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group(__name__)]
 
 THRESHOLD = 3
 

@@ -16,7 +16,7 @@ from tests.support.client import ApiClient, LambdaContext
 from tests.support.factories import create_product, if_match, line, placed_order
 from tests.support.race import Call, Invoke, all_at_once
 
-pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group("ddblocal")]
+pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group(__name__)]
 
 IN_PROGRESS = "https://shopfeed.dev/problems/payment-in-progress"
 NOT_PAYABLE = "https://shopfeed.dev/problems/order-not-payable"

@@ -14,7 +14,7 @@ from tests.support.factories import create_product, record_purchase, review_body
 from tests.support.feed_stream import deliver_all
 from tests.support.race import Call, all_at_once
 
-pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group("ddblocal")]
+pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group(__name__)]
 
 PRODUCT = "P-POPULAR"
 BUYERS = [f"U{n:03d}" for n in range(1, 41)]
