@@ -4,7 +4,6 @@ run without moto. Each port a route depends on is an ``Untouched`` that logs any
 every test asserts the log is empty: nothing written (nor read)."""
 
 import base64
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -13,15 +12,9 @@ from local import cfn
 from tests.support.client import ApiClient
 from tests.support.factories import idempotency_key
 from tests.support.http_edge import ROUTES, assert_problem, route_id, send
-from tests.unit.edge import Edge, every_api
+from tests.unit.edge import Edge
 
 BODY_ROUTES = [route for route in ROUTES if route[2] is not None]
-
-
-@pytest.fixture
-def edge() -> Iterator[Edge]:
-    with every_api() as apis:
-        yield apis
 
 
 @pytest.fixture
