@@ -41,7 +41,7 @@ def aws(moto_backend: Any) -> Iterator[None]:
     if missing:
         create_tables(moto_backend, only=missing)
     yield
-    empty_tables(moto_backend)
+    empty_tables()
     forget_all_but_dynamodb()
 
 
