@@ -1,19 +1,18 @@
 """Integration layer: handlers and repositories against moto, tables built from template.yaml."""
 
 from collections.abc import Iterator
-from typing import Any
 
-import boto3
 import pytest
 from moto import mock_aws
 
 from local import cfn
 from shopfeed.accounts.bootstrap import AccountsSettings
 from shopfeed.commerce.settings import CommerceStreamSettings
+from shopfeed.platform import clients
 from tests.integration.outbox_support import CommerceStream, Subscriber, create_event_bus_with_subscriber
 from tests.support.client import ApiClient
 from tests.support.factories import create_product
-from tests.support.moto_backend import REGION, empty_tables, forget_all_but_dynamodb
+from tests.support.moto_backend import empty_tables, forget_all_but_dynamodb
 from tests.support.payments import PaymentChain, PaymentLine
 from tests.support.tables import create_tables
 
@@ -27,22 +26,24 @@ COMMERCE_TABLES = frozenset(
 )
 
 
-@pytest.fixture(scope="session")
-def moto_backend() -> Iterator[Any]:
-    """One mock per worker; its DynamoDB client empties the tables between tests."""
-    with mock_aws():
-        yield boto3.client("dynamodb", region_name=REGION)
-
-
 @pytest.fixture
-def aws(moto_backend: Any) -> Iterator[None]:
-    """The template's commerce tables (created on a worker's first use), empty, in a mock with nothing else."""
-    missing = COMMERCE_TABLES - set(moto_backend.list_tables()["TableNames"])
-    if missing:
-        create_tables(moto_backend, only=missing)
-    yield
-    empty_tables()
-    forget_all_but_dynamodb()
+def aws() -> Iterator[None]:
+    """The template's commerce tables, empty, in a mock holding nothing else.
+
+    moto is started without a reset and stopped keeping its data, so the tables outlive the test and
+    are made once per worker (again only after another tier's own ``mock_aws()`` reset them).
+    """
+    mock = mock_aws()
+    mock.start(reset=False)
+    try:
+        missing = COMMERCE_TABLES - set(clients.dynamodb().list_tables()["TableNames"])
+        if missing:
+            create_tables(clients.dynamodb(), only=missing)
+        yield
+    finally:
+        empty_tables()
+        forget_all_but_dynamodb()
+        mock.stop(remove_data=False)
 
 
 @pytest.fixture

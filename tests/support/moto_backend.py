@@ -1,4 +1,4 @@
-"""One moto backend per xdist worker, shared by the tests that need only DynamoDB.
+"""One moto DynamoDB per xdist worker, shared by the integration tests (tests/integration/conftest.py).
 
 Creating the template's tables (indexes, stream, TTL) cost ~90 ms a test against ~8 ms for the mock
 itself, and most tests answer before they touch a table. So the tables are created once per worker and
