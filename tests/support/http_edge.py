@@ -1,5 +1,5 @@
 """Every route of the API with a well-formed request, and the problem+json shape, for the HTTP edge tests
-of both tiers (tests/unit/test_http_edge.py on fakes, tests/integration on moto)."""
+of both tiers (tests/unit on ports that log any call, tests/integration on moto)."""
 
 from typing import Any
 
