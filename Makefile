@@ -22,7 +22,7 @@ export PATH := $(dir $(PY313)):$(TOOLS)/bin:$(PATH)
 PYTEST := $(PY) -m pytest
 SAM_BUILD_FLAGS ?= --cached --parallel
 
-.PHONY: help deps dev token test test-unit test-integration test-ddblocal test-e2e test-samlocal test-template test-local \
+.PHONY: help deps dev token check test test-unit test-integration test-ddblocal test-e2e test-samlocal test-template test-local \
         lint format typecheck openapi build deploy bench clean sam-setup sam-api reindex \
         backfill restore
 
@@ -75,9 +75,17 @@ restore: $(VENV)/.synced  ## bring an archived order back from the archive bucke
 token: $(VENV)/.synced  ## print a dev JWT: make token SUB=U100 GROUPS=admin,ops
 	@$(PY) -m local.tokens --sub "$(or $(SUB),U100)" --groups "$(GROUPS)"
 
-test: deps  ## every test layer plus the template checks
-	$(PYTEST) -n 2 --dist loadgroup tests/unit tests/integration tests/local tests/ddblocal tests/template tests/e2e
-	$(MAKE) --no-print-directory test-samlocal
+# The inner loop: no JVM, no stack, no container, no sleep. K narrows it (pytest -k): make check K=feed
+CHECK_TIERS := tests/unit tests/integration tests/local tests/template
+check: $(VENV)/.synced  ## while working: ruff, then unit, moto, local-stack and static template tests in parallel (K=feed)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(PYTEST) -n auto -m "not tooling" $(if $(K),-k "$(K)") $(CHECK_TIERS)
+
+# Every tier in one xdist run: DynamoDB Local, the e2e stack, the fuzz stack and sam local each hold an
+# xdist group, so the slow tiers overlap instead of running one after another.
+test: deps  ## before pushing (and in CI): every test layer, the tool checks (sam build, checkov) and sam local
+	$(PYTEST) -n 2 --dist loadgroup --durations=25 $(CHECK_TIERS) tests/ddblocal tests/e2e tests/samlocal
 
 test-unit: $(VENV)/.synced
 	$(PYTEST) tests/unit
@@ -94,13 +102,13 @@ test-template: deps
 test-samlocal: deps  ## sam local invoke/start-api in a container runtime (skips, saying why, without one)
 	$(PYTEST) tests/samlocal
 
-# checkov: skips are justified in the template (Metadata.checkov.skip); --skip-download keeps it offline.
-lint: $(VENV)/.synced $(CHECKOV)  ## ruff, formatting, mypy, cfn-lint, checkov
+# Each check runs once per CI run: cfn-lint here (it applies the SAM transform itself, so it also refuses
+# what `sam validate` would); checkov and `sam build` in tests/template (marked tooling, run by make test).
+lint: $(VENV)/.synced  ## ruff, formatting, mypy, cfn-lint
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/cfn-lint template.yaml
-	$(CHECKOV) --file template.yaml --framework cloudformation --skip-download --quiet --compact
 
 format: $(VENV)/.synced
 	$(VENV)/bin/ruff check --fix .

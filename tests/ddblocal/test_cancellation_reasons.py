@@ -22,7 +22,7 @@ from shopfeed.commerce.models import MAX_ORDER_LINES
 from tests.ddblocal.conftest import StoredItems
 from tests.support.calls import dynamodb_calls
 
-pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group("ddblocal")]
+pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group(__name__)]
 
 
 def test_an_order_short_of_stock_names_every_short_product_with_what_is_left_and_writes_nothing(

@@ -17,7 +17,7 @@ from local.harness.race import Call, all_at_once
 from shopfeed.commerce import events, items, keys
 from tests.ddblocal.conftest import StoredItems
 
-pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group("ddblocal")]
+pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group(__name__)]
 
 INSUFFICIENT_STOCK = "https://shopfeed.dev/problems/insufficient-stock"
 CONTENTION = "https://shopfeed.dev/problems/contention"

@@ -19,7 +19,7 @@ from shopfeed.platform import clients, dynamo
 from tests.conftest import reset_caches
 from tests.support.calls import dynamodb_calls
 
-pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group("ddblocal")]
+pytestmark = [pytest.mark.ddblocal, pytest.mark.volume, pytest.mark.xdist_group(__name__)]
 
 AUDIENCE = 10_000
 

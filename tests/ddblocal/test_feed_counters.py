@@ -9,7 +9,7 @@ from local.harness.feed_seed import register_profiles
 from local.harness.feed_stream import deliver_all, feed_stream_poller
 from local.harness.race import Call, all_at_once
 
-pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group("ddblocal")]
+pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group(__name__)]
 
 FOLLOWERS = [f"U{n:03d}" for n in range(1, 21)]
 

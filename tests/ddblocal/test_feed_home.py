@@ -15,7 +15,7 @@ from shopfeed.feed.models import Delivery, PullAuthor
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.batch_writes import write_all
 
-pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group("ddblocal")]
+pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group(__name__)]
 
 THRESHOLD = 3
 

@@ -16,7 +16,7 @@ from shopfeed.commerce import events, items, keys
 from shopfeed.commerce.payments.services import PaymentTask
 from tests.ddblocal.conftest import StoredItems
 
-pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group("ddblocal")]
+pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group(__name__)]
 
 IN_PROGRESS = "https://shopfeed.dev/problems/payment-in-progress"
 NOT_PAYABLE = "https://shopfeed.dev/problems/order-not-payable"

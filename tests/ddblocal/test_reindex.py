@@ -15,7 +15,7 @@ from tests.support.search import osmem_engine, osmem_url, search_index
 
 __all__ = ["osmem_engine", "osmem_url", "search_index"]
 
-pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group("ddblocal")]
+pytestmark = [pytest.mark.ddblocal, pytest.mark.volume, pytest.mark.xdist_group(__name__)]
 
 
 def test_reindex_of_5000_products_matches_the_table(

@@ -14,7 +14,7 @@ from tests.ddblocal.conftest import StoredItems
 from tests.support.calls import dynamodb_calls
 from tests.support.commerce_stream import commerce_stream_poller
 
-pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group("ddblocal")]
+pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group(__name__)]
 
 PRODUCT = "P-POPULAR"
 BUYERS = [f"U{n:03d}" for n in range(1, 41)]

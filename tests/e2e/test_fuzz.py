@@ -18,7 +18,8 @@ import pytest
 from local.cfn import ROOT
 from tests.e2e.conftest import LocalStack, running_stack
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
+# A group of its own: its stack starts and runs on one worker while the other e2e tests use theirs.
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("fuzz")]
 
 SCHEMATHESIS = ROOT / ".tools" / "bin" / "st"  # installed by `make deps`, pinned in the Makefile
 CONFIG = Path(__file__).with_name("schemathesis.toml")

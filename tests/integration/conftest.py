@@ -13,6 +13,7 @@ from shopfeed.accounts.bootstrap import AccountsSettings
 from shopfeed.commerce.settings import CommerceStreamSettings
 from shopfeed.platform import clients
 from tests.integration.outbox_support import CommerceStream, Subscriber, create_event_bus_with_subscriber
+from tests.support.moto_backend import empty_tables, forget_all_but_dynamodb
 from tests.support.payments import PaymentChain, PaymentLine
 
 # The tables commerce's settings name (through template.yaml's environment), and only those. The user
@@ -27,9 +28,22 @@ COMMERCE_TABLES = frozenset(
 
 @pytest.fixture
 def aws() -> Iterator[None]:
-    with mock_aws():
-        create_tables(clients.dynamodb(), only=COMMERCE_TABLES)
+    """The template's commerce tables, empty, in a mock holding nothing else.
+
+    moto is started without a reset and stopped keeping its data, so the tables outlive the test and
+    are made once per worker (again only after another tier's own ``mock_aws()`` reset them).
+    """
+    mock = mock_aws()
+    mock.start(reset=False)
+    try:
+        missing = COMMERCE_TABLES - set(clients.dynamodb().list_tables()["TableNames"])
+        if missing:
+            create_tables(clients.dynamodb(), only=missing)
         yield
+    finally:
+        empty_tables()
+        forget_all_but_dynamodb()
+        mock.stop(remove_data=False)
 
 
 @pytest.fixture

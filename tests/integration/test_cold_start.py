@@ -13,7 +13,7 @@ import ulid
 from local.harness.client import ApiClient
 from local.harness.factories import create_product
 from shopfeed.commerce import bootstrap
-from shopfeed.platform import warmup
+from shopfeed.platform import clients, warmup
 from tests.conftest import reset_caches
 
 Calls = list[tuple[str, str]]
@@ -29,6 +29,7 @@ def aws_calls(aws: None) -> Iterator[Calls]:
 
     events = boto3._get_default_session().events
     events.register("before-call.*.*", record)
+    clients.reset()  # the tier's clients outlive tests (one moto per worker): make them anew, hooked
     yield calls
     events.unregister("before-call.*.*", record)
 

@@ -8,7 +8,7 @@ from local.harness.client import ApiClient
 from local.harness.factories import create_product, idempotency_key, line, money, order_body, product_body
 from local.harness.tables import table_items
 from shopfeed.commerce.types import MAX_STOCK
-from tests.integration.test_http_edge import assert_problem
+from tests.support.http_edge import assert_problem
 
 
 def _with(body: dict[str, Any], path: tuple[str | int, ...], value: Any) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from local.harness.client import ApiClient
 from local.harness.factories import create_product, line, order_body, user_body
 from local.harness.tables import table_items
 from shopfeed.platform.identity import MAX_SUBJECT_LENGTH
-from tests.integration.test_http_edge import assert_problem
+from tests.support.http_edge import assert_problem
 
 SUBJECTS = [
     pytest.param("auth0|5f7c8ec7c33c6c004bbafe82", id="Auth0"),

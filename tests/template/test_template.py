@@ -132,18 +132,7 @@ def test_api_function_may_touch_only_its_table_and_indexes() -> None:
     assert not {"dynamodb:Scan", "dynamodb:DeleteTable"} & set(dynamodb["Action"])
 
 
-def test_cfn_lint_finds_nothing() -> None:
-    result = subprocess.run(
-        [str(ROOT / ".venv" / "bin" / "cfn-lint"), "template.yaml"], cwd=ROOT, capture_output=True, text=True
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-
-
-def test_sam_validate_lint_accepts_the_template() -> None:
-    result = subprocess.run([str(SAM), "validate", "--lint"], cwd=ROOT, capture_output=True, text=True, env=_sam_env())
-    assert result.returncode == 0, result.stdout + result.stderr
-
-
+@pytest.mark.tooling
 def test_sam_build_packages_every_function_and_the_layer(tmp_path: Path) -> None:
     # given a copy-free build into a temporary directory (the arm64 build, as deployed)
     build_dir = tmp_path / "build"

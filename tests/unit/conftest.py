@@ -1,8 +1,11 @@
 """Unit layer: no network. Services and the HTTP edge run against the in-memory Commerce fake."""
 
+from collections.abc import Iterator
+
 import pytest
 
 from shopfeed.platform.identity import ADMIN, OPS, Caller
+from tests.unit.edge import Edge, every_api
 from tests.unit.fakes import InMemoryCommerce
 
 
@@ -29,3 +32,10 @@ def admin() -> Caller:
 @pytest.fixture
 def ops() -> Caller:
     return Caller(user_id="U-OPS", groups=frozenset({OPS}))
+
+
+@pytest.fixture
+def edge() -> Iterator[Edge]:
+    """Every API function on ports that log any call: for what the HTTP edge answers before storage."""
+    with every_api() as apis:
+        yield apis
