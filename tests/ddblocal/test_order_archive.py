@@ -41,7 +41,7 @@ from tests.support.archive import (
 )
 from tests.support.calls import dynamodb_calls, s3_calls
 
-pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group(__name__)]
+pytestmark = [pytest.mark.ddblocal, pytest.mark.volume, pytest.mark.xdist_group(__name__)]
 
 ORDERS = 1000
 # The killed run's time to live, so its lease (the archiver leases for the invocation's time left): the
@@ -51,11 +51,9 @@ KILLED_RUN_SECONDS = 30
 
 
 @pytest.fixture(scope="module")
-def moto_server(dynamodb_local_engine: DynamoDBLocal, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def moto_server(engine: DynamoDBLocal, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A moto server for S3, started as the local stack starts it (DynamoDB stays on DynamoDB Local)."""
-    running = engines.start(
-        tmp_path_factory.mktemp("engines"), search=False, dynamodb_endpoint=dynamodb_local_engine.endpoint
-    )
+    running = engines.start(tmp_path_factory.mktemp("engines"), search=False, dynamodb_endpoint=engine.endpoint)
     yield running.aws_endpoint
     running.stop()
 

@@ -27,7 +27,7 @@ from tests.support.search import osmem_engine, osmem_url, search_index
 
 __all__ = ["osmem_engine", "osmem_url", "search_index"]
 
-pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group(__name__)]
+pytestmark = [pytest.mark.ddblocal, pytest.mark.volume, pytest.mark.xdist_group(__name__)]
 
 POST_COUNT = 2000
 _WORDS = ("sparse index", "access pattern", "single table")
