@@ -1,6 +1,8 @@
 """Text people write is text: no control characters (a line break and a tab only where several lines are
 meant), no bidirectional overrides, and at least one visible character. Each refusal names its field."""
 
+import random
+import re
 from typing import Any
 
 import pytest
@@ -10,6 +12,7 @@ from shopfeed.accounts.schemas import RegisterUser, UpdateProfile
 from shopfeed.commerce.reviews.schemas import WriteReview
 from shopfeed.commerce.schemas import CreateProduct, UpdateProduct
 from shopfeed.feed.schemas import CreateComment, CreatePost
+from shopfeed.platform.types import MULTI_LINE, SINGLE_LINE
 
 PRODUCT = {"product_id": "P-MUG", "category": "mugs", "price": {"amount": 1200, "currency": "EUR"}}
 # (model, the other fields it needs, the field under test, whether it is several lines)
@@ -70,3 +73,23 @@ def test_lines_and_tabs_are_kept_where_several_lines_are_meant_and_emoji_joiners
     else:
         with pytest.raises(ValidationError):
             model.model_validate(others | {field: lines})
+
+
+@pytest.mark.parametrize("rule", [SINGLE_LINE, MULTI_LINE], ids=["single line", "multi line"])
+def test_the_documented_pattern_accepts_exactly_what_the_rule_accepts(rule: Any) -> None:
+    # given texts over controls, spaces, zero-width and bidirectional characters and plain letters
+    alphabet = [chr(c) for c in [*range(0x00, 0x250), *range(0x2000, 0x2070), 0xFEFF, 0x1F600]]
+    generator = random.Random(7)
+    texts = ["".join(generator.choice(alphabet) for _ in range(generator.randint(0, 6))) for _ in range(5_000)]
+    # then the OpenAPI pattern and the validator agree on every one
+    pattern = re.compile(rule.pattern())
+    disagreeing = [text for text in texts if _accepted(rule, text) != bool(pattern.fullmatch(text))]
+    assert disagreeing == []
+
+
+def _accepted(rule: Any, text: str) -> bool:
+    try:
+        rule.check(text)
+    except ValueError:
+        return False
+    return True

@@ -1,9 +1,9 @@
 """Constrained types shared by every model family, declared once."""
 
-import unicodedata
+from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import (
     AfterValidator,
@@ -11,10 +11,13 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
     Strict,
     StringConstraints,
     WithJsonSchema,
 )
+from pydantic_core import core_schema
 
 from shopfeed.platform.currencies import ISO_4217, iso_4217
 from shopfeed.platform.identity import MAX_SUBJECT_LENGTH
@@ -24,32 +27,60 @@ UserId = Annotated[str, StringConstraints(min_length=1, max_length=MAX_SUBJECT_L
 # Text people write and others read. Refused: control characters (NUL and the C0/C1 ranges; a line
 # break and a tab only where several lines are meant), the bidirectional embeddings, overrides and
 # isolates that can make text read as something else (U+202A-202E, U+2066-2069), and text with no
-# visible character (only spaces, zero-width or other format characters). Joiners inside emoji stay.
+# visible character (only white space and zero-width characters). Joiners inside emoji stay. The same
+# sets make the JSON Schema pattern, so a client (or a fuzzer) sees exactly the rule the service keeps.
+_CONTROLS = frozenset(map(chr, [*range(0x00, 0x20), *range(0x7F, 0xA0)]))
 _BIDI_CONTROLS = frozenset(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
+_INVISIBLE = frozenset(
+    {chr(c) for c in range(0x10000) if chr(c).isspace()}
+    | set(map(chr, [0x00AD, 0x034F, 0x180E, *range(0x200B, 0x2010), *range(0x2060, 0x2065), 0xFEFF]))
+)
 
 
-def _text(value: str, allowed_controls: frozenset[str]) -> str:
-    for character in value:
-        if character in _BIDI_CONTROLS:
-            raise ValueError(f"it holds a bidirectional control character (U+{ord(character):04X})")
-        if unicodedata.category(character) == "Cc" and character not in allowed_controls:
-            raise ValueError(f"it holds a control character (U+{ord(character):04X})")
-    if value and not any(unicodedata.category(c)[0] not in "ZC" for c in value):
-        raise ValueError("it holds no visible character")
-    return value
+@dataclass(frozen=True)
+class _Text:
+    """A text rule on a string type: validated after its constraints, and stated as a pattern."""
+
+    line_breaks: bool
+
+    @property
+    def _refused(self) -> frozenset[str]:
+        return (_CONTROLS - (frozenset("\n\t") if self.line_breaks else frozenset())) | _BIDI_CONTROLS
+
+    def check(self, value: str) -> str:
+        for character in value:
+            if character in _BIDI_CONTROLS:
+                raise ValueError(f"it holds a bidirectional control character (U+{ord(character):04X})")
+            if character in self._refused:
+                raise ValueError(f"it holds a control character (U+{ord(character):04X})")
+        if value and all(character in _INVISIBLE for character in value):
+            raise ValueError("it holds no visible character")
+        return value
+
+    def pattern(self) -> str:
+        allowed = f"[^{_class(self._refused)}]"
+        visible = f"[^{_class(self._refused | _INVISIBLE)}]"
+        return f"^({allowed}*{visible}{allowed}*)?$"
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(self.check, handler(source))
+
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> dict[str, Any]:
+        json_schema: dict[str, Any] = handler(schema)
+        json_schema["pattern"] = self.pattern()
+        return json_schema
 
 
-def _single_line(value: str) -> str:
-    return _text(value, frozenset())
-
-
-def _multi_line(value: str) -> str:
-    return _text(value, frozenset("\n\t"))
+def _class(characters: frozenset[str]) -> str:
+    """The characters of a regular-expression class, escaped where a class needs it."""
+    return "".join("\\" + c if c in "\\]^-[" else c for c in sorted(characters))
 
 
 # Add to a request field's type: ``Annotated[PostText, MULTI_LINE]``.
-SINGLE_LINE = AfterValidator(_single_line)
-MULTI_LINE = AfterValidator(_multi_line)
+SINGLE_LINE = _Text(line_breaks=False)
+MULTI_LINE = _Text(line_breaks=True)
 EntityId = Annotated[str, StringConstraints(pattern=r"^[0-9A-HJKMNP-TV-Z]{26}$")]  # a ULID
 
 
