@@ -82,10 +82,13 @@ check: $(VENV)/.synced  ## while working: ruff, then unit, moto, local-stack and
 	$(VENV)/bin/ruff format --check .
 	$(PYTEST) -n auto -m "not tooling" $(if $(K),-k "$(K)") $(CHECK_TIERS)
 
-# Every tier in one xdist run: DynamoDB Local, the e2e stack, the fuzz stack and sam local each hold an
-# xdist group, so the slow tiers overlap instead of running one after another.
+# Every tier but sam local in one xdist run: DynamoDB Local modules, the e2e stack and the fuzz stack each
+# hold an xdist group, so the slow tiers overlap instead of running one after another. sam local runs
+# after, alone: its containers reach the engines through the container network, whose connects outlast
+# the functions' 2 s connect timeout on two loaded cores (seen once in the parallel run).
 test: deps  ## before pushing (and in CI): every test layer, the tool checks (sam build, checkov) and sam local
-	$(PYTEST) -n 2 --dist loadgroup --durations=25 $(CHECK_TIERS) tests/ddblocal tests/e2e tests/samlocal
+	$(PYTEST) -n 2 --dist loadgroup --durations=25 $(CHECK_TIERS) tests/ddblocal tests/e2e
+	$(PYTEST) tests/samlocal
 
 test-unit: $(VENV)/.synced
 	$(PYTEST) tests/unit
