@@ -33,7 +33,6 @@ from shopfeed.platform.cursors import CursorCodec, signing_key
 from shopfeed.platform.outbox import OutboxRepository
 from shopfeed.platform.publisher import EventBridgePublisher
 from shopfeed.platform.queues import SqsTaskQueue
-from shopfeed.platform.search import SearchIndex
 from shopfeed.platform.search import engine as search_engine
 
 if TYPE_CHECKING:
@@ -70,16 +69,10 @@ def stream_table() -> dynamo.Table:
     return dynamo.Table(clients.dynamodb(), settings(CommerceStreamSettings).commerce_table_name)
 
 
-@cache
-def api_search_index() -> SearchIndex | None:
-    """The search engine as the API's routes ask it: within the API's budget, behind a breaker."""
-    return search_engine.for_api()
-
-
-@cache
-def search_index() -> SearchIndex | None:
-    """The search engine, or None when the stack has none (no SEARCH_ENDPOINT: search is off)."""
-    return search_engine.configured()
+# The search engine (None when the stack has none: search is off), once per container: as the API's
+# routes ask it (its budget, behind a breaker), and as the stream consumer writes to it.
+api_search_index = cache(search_engine.for_api)
+search_index = cache(search_engine.configured)
 
 
 def _outbox_ports(config: CommerceOutboxSettings) -> tuple[EventBridgePublisher, OutboxRepository]:

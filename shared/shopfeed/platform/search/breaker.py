@@ -14,39 +14,29 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from shopfeed.platform.search.port import (
-    Outcome,
-    SearchIndex,
-    SearchMapping,
-    SearchPage,
-    SearchQuery,
-    SearchUnavailable,
-    SearchWriteFailed,
-    StoredDocument,
-    Write,
-)
+from shopfeed.platform.search import port
 
 
 @dataclass
 class Breaker:
     """``SearchIndex`` around another one: its searches guarded, everything else passed through."""
 
-    engine: SearchIndex
+    engine: port.SearchIndex
     failures: int = 3
     cooldown: float = 30.0
     clock: Callable[[], float] = time.monotonic
     _failed: int = field(default=0, init=False)
     _open_until: float | None = field(default=None, init=False)
 
-    def search(self, spec: SearchMapping, query: SearchQuery) -> SearchPage:
+    def search(self, spec: port.SearchMapping, query: port.SearchQuery) -> port.SearchPage:
         now = self.clock()
         if self._open_until is not None and now < self._open_until:
-            raise SearchUnavailable(
+            raise port.SearchUnavailable(
                 "the engine failed just now (the breaker is open)", math.ceil(self._open_until - now)
             )
         try:
             page = self.engine.search(spec, query)
-        except SearchUnavailable:
+        except port.SearchUnavailable:
             self._failed += 1
             if self._failed >= self.failures or self._open_until is not None:
                 self._open_until = self.clock() + self.cooldown
@@ -54,23 +44,25 @@ class Breaker:
         self._failed, self._open_until = 0, None
         return page
 
-    def ensure_index(self, spec: SearchMapping) -> bool:
+    def ensure_index(self, spec: port.SearchMapping) -> bool:
         return self.engine.ensure_index(spec)
 
-    def write(self, spec: SearchMapping, writes: Sequence[Write]) -> list[Outcome | SearchWriteFailed]:
+    def write(
+        self, spec: port.SearchMapping, writes: Sequence[port.Write]
+    ) -> list[port.Outcome | port.SearchWriteFailed]:
         return self.engine.write(spec, writes)
 
-    def get(self, spec: SearchMapping, doc_ids: Sequence[str]) -> dict[str, StoredDocument]:
+    def get(self, spec: port.SearchMapping, doc_ids: Sequence[str]) -> dict[str, port.StoredDocument]:
         return self.engine.get(spec, doc_ids)
 
-    def refresh(self, spec: SearchMapping) -> None:
+    def refresh(self, spec: port.SearchMapping) -> None:
         self.engine.refresh(spec)
 
-    def create_index(self, spec: SearchMapping, name: str) -> None:
+    def create_index(self, spec: port.SearchMapping, name: str) -> None:
         self.engine.create_index(spec, name)
 
-    def fill(self, name: str, writes: Sequence[Write]) -> list[Outcome | SearchWriteFailed]:
+    def fill(self, name: str, writes: Sequence[port.Write]) -> list[port.Outcome | port.SearchWriteFailed]:
         return self.engine.fill(name, writes)
 
-    def move_alias(self, spec: SearchMapping, to: str) -> list[str]:
+    def move_alias(self, spec: port.SearchMapping, to: str) -> list[str]:
         return self.engine.move_alias(spec, to)
