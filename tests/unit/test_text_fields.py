@@ -12,6 +12,7 @@ from shopfeed.accounts.schemas import RegisterUser, UpdateProfile
 from shopfeed.commerce.reviews.schemas import WriteReview
 from shopfeed.commerce.schemas import CreateProduct, UpdateProduct
 from shopfeed.feed.schemas import CreateComment, CreatePost
+from shopfeed.platform import types
 from shopfeed.platform.types import MULTI_LINE, SINGLE_LINE
 
 PRODUCT = {"product_id": "P-MUG", "category": "mugs", "price": {"amount": 1200, "currency": "EUR"}}
@@ -93,3 +94,9 @@ def _accepted(rule: Any, text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def test_every_white_space_character_counts_as_invisible() -> None:
+    # The list in platform.types is written out (finding it at import costs 12 ms): it must stay complete.
+    white_space = {chr(c) for c in range(0x110000) if chr(c).isspace()}
+    assert white_space <= types._INVISIBLE
