@@ -179,15 +179,18 @@ class ApiGateway:
         event = build_event(
             route, params, request, headers, claims, scopes, request_id, api_id=self._api_id, account=self._account
         )
-        if len(json.dumps(event).encode()) > LAMBDA_PAYLOAD_BYTES:
+        # The body is what makes an event or a response large: its size stands for the whole payload's,
+        # without serialising each one a second time.
+        if len(event.get("body") or "") > LAMBDA_PAYLOAD_BYTES:
             return HttpResponse.json(413, {"message": "Request Entity Too Large"})
         result = invoke(event)
         if result.failed:
             return HttpResponse.json(500, {"message": "Internal Server Error"})
-        if len(json.dumps(result.payload).encode()) > LAMBDA_PAYLOAD_BYTES:
+        response = http_response(result.payload)
+        if len(response.body) > LAMBDA_PAYLOAD_BYTES:
             log.error("%s: response larger than Lambda's %d bytes", route.key, LAMBDA_PAYLOAD_BYTES)
             return HttpResponse.json(500, {"message": "Internal Server Error"})
-        return http_response(result.payload)
+        return response
 
 
 def _joined_headers(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:

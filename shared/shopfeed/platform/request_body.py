@@ -27,10 +27,10 @@ def json_object_body(headers: Mapping[str, str], body: str | None, base64_encode
     if not body:
         return None
     _require_json_media_type(headers)
-    text = _text(body, base64_encoded)
-    if len(text.encode("utf-8")) > MAX_BODY_BYTES:
+    raw = _bytes(body, base64_encoded)
+    if len(raw) > MAX_BODY_BYTES:
         raise BodyTooLarge(MAX_BODY_BYTES)
-    document = _parse(text)
+    document = _parse(_text(raw))
     if not isinstance(document, dict):
         raise MalformedBody("it must be a JSON object")
     try:
@@ -57,11 +57,17 @@ def _require_json_media_type(headers: Mapping[str, str]) -> None:
             raise UnsupportedMediaType()
 
 
-def _text(body: str, base64_encoded: bool) -> str:
+def _bytes(body: str, base64_encoded: bool) -> bytes:
     try:
-        raw = base64.b64decode(body, validate=True) if base64_encoded else body.encode("utf-8")
-        return raw.decode("utf-8")
+        return base64.b64decode(body, validate=True) if base64_encoded else body.encode("utf-8")
     except (binascii.Error, UnicodeError):
+        raise MalformedBody("it is not UTF-8 text") from None
+
+
+def _text(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeError:
         raise MalformedBody("it is not UTF-8 text") from None
 
 
