@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from local import cfn
+from local.queues import RECEIVE_WAIT_S
 from shopfeed.commerce import keys
 from shopfeed.commerce.payments.services import PaymentTask
 from shopfeed.platform import dynamo
@@ -102,6 +103,9 @@ def quick_retries(local_stack: LocalStack) -> Iterator[None]:
     sqs, url = local_stack.aws("sqs"), queue_url(local_stack, "PaymentQueue")
     template = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["VisibilityTimeout"])["Attributes"]
     sqs.set_queue_attributes(QueueUrl=url, Attributes={"VisibilityTimeout": "1"})
+    # A receive reads the queue's timeout when it starts: one long poll begun just before the change
+    # would still hold the next message for 180 s (seen once on a loaded machine). Let it end first.
+    time.sleep(RECEIVE_WAIT_S + 1)
     yield
     sqs.set_queue_attributes(QueueUrl=url, Attributes=template)
 
