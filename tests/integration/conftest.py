@@ -13,7 +13,7 @@ from shopfeed.accounts.bootstrap import AccountsSettings
 from shopfeed.commerce.settings import CommerceStreamSettings
 from shopfeed.platform import clients
 from tests.integration.outbox_support import CommerceStream, Subscriber, create_event_bus_with_subscriber
-from tests.support.moto_backend import empty_tables, forget_all_but_dynamodb
+from tests.support.moto_backend import empty_tables, forget_all_but_dynamodb, journal_transactions
 from tests.support.payments import PaymentChain, PaymentLine
 
 # The tables commerce's settings name (through template.yaml's environment), and only those. The user
@@ -24,6 +24,7 @@ COMMERCE_TABLES = frozenset(
     for field in settings.model_fields
     if field.endswith("_table_name")
 )
+journal_transactions()
 
 
 @pytest.fixture
