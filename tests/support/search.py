@@ -4,7 +4,10 @@ osmem-server (an in-memory OpenSearch-compatible engine, a dev dependency) alway
 OpenSearch joins when ``SEARCH_CONTRACT_ENDPOINT`` names one (``http://localhost:9200``).
 """
 
+import contextlib
 import os
+import socket
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -42,3 +45,77 @@ def search_index(request: pytest.FixtureRequest) -> Iterator[SearchIndex]:
         yield connect(request.getfixturevalue("osmem_url"), timeout=60)
     else:
         yield connect(os.environ["SEARCH_CONTRACT_ENDPOINT"], os.environ.get("SEARCH_CONTRACT_SIGNING", "es"))
+
+
+class EngineLink:
+    """The network between the functions and an engine, as a proxy that can be cut: while it is cut,
+    every connection (open ones included) is closed at once, as an engine that went away; restored,
+    bytes flow both ways again. The functions see exactly what they would (the adapter's retries,
+    SearchUnavailable), whatever code calls the engine."""
+
+    def __init__(self, target: str) -> None:
+        host, port = target.removeprefix("http://").rsplit(":", 1)
+        self._target = (host, int(port))
+        self._server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._server.getsockname()[1]}"
+        self._cut = False
+        self._open: list[socket.socket] = []
+        self._lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def cut(self) -> None:
+        with self._lock:
+            self._cut = True
+            for connection in self._open:
+                _close(connection)
+            self._open.clear()
+
+    def restore(self) -> None:
+        with self._lock:
+            self._cut = False
+
+    def close(self) -> None:
+        self.cut()
+        _close(self._server)
+
+    def _accept(self) -> None:
+        for client in accepted(self._server):
+            with self._lock:
+                if self._cut:
+                    _close(client)
+                    continue
+                engine = socket.create_connection(self._target)
+                self._open += [client, engine]
+            for source, sink in ((client, engine), (engine, client)):
+                threading.Thread(target=_pipe, args=(source, sink), daemon=True).start()
+
+
+def accepted(server: socket.socket) -> Iterator[socket.socket]:
+    """Each connection ``server`` accepts, until it is closed (a fake engine's accept loop)."""
+    while True:
+        try:
+            connection, _ = server.accept()
+        except OSError:
+            return
+        yield connection
+
+
+def _pipe(source: socket.socket, sink: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # the link was cut
+        while data := source.recv(65536):
+            sink.sendall(data)
+    _close(sink)
+
+
+def _close(connection: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        connection.shutdown(socket.SHUT_RDWR)
+    connection.close()
+
+
+@pytest.fixture
+def engine_link(osmem_url: str) -> Iterator[EngineLink]:
+    """osmem behind a link a test can cut (``cut``, ``restore``)."""
+    link = EngineLink(osmem_url)
+    yield link
+    link.close()
