@@ -1,4 +1,5 @@
-"""Search engines for the test tiers: the in-memory fake and every real OpenSearch-API engine available.
+"""Search engines for the test tiers: the in-memory fake and every real OpenSearch-API engine available;
+the search sync queue and its worker as the template declares them; a link to an engine a test can cut.
 
 osmem-server (an in-memory OpenSearch-compatible engine, a dev dependency) always runs; a real
 OpenSearch joins when ``SEARCH_CONTRACT_ENDPOINT`` names one (``http://localhost:9200``).
@@ -8,13 +9,16 @@ import contextlib
 import os
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import pytest
 
+from local.harness.queues import WorkerQueue
 from shopfeed.platform.search import SearchIndex
 from shopfeed.platform.search.opensearch import connect
-from tests.unit.search_fakes import InMemorySearchIndex
+from shopfeed.platform.search.sync import ApplyReport, Projection, apply, queue_writes
+from shopfeed.platform.streams import ItemChange
+from tests.unit.search_fakes import InMemorySearchIndex, InMemoryWrites
 
 ENGINES = ["in-memory", "osmem", *(["opensearch"] if os.environ.get("SEARCH_CONTRACT_ENDPOINT") else [])]
 
@@ -45,6 +49,32 @@ def search_index(request: pytest.FixtureRequest) -> Iterator[SearchIndex]:
         yield connect(request.getfixturevalue("osmem_url"), timeout=60)
     else:
         yield connect(os.environ["SEARCH_CONTRACT_ENDPOINT"], os.environ.get("SEARCH_CONTRACT_SIGNING", "es"))
+
+
+def delivered(changes: Sequence[ItemChange], projection: Projection, index: SearchIndex) -> ApplyReport:
+    """What a stream consumer queues for ``changes``, applied by the worker as one batch, in their
+    order (no SQS between): the worker's report. A change that queues nothing (a MODIFY that keeps
+    the version) is in no count."""
+    queue = InMemoryWrites()
+    assert queue_writes(changes, projection, queue) == {}
+    bodies = {str(n): write.model_dump_json() for n, write in enumerate(queue.tasks)}
+    return apply(bodies, {projection.spec.alias: projection.spec}, index)
+
+
+class SearchSyncLine(WorkerQueue):
+    """SearchSyncQueue, SearchSyncDLQ and the search sync worker reading the queue (template.yaml)."""
+
+    @classmethod
+    def create(cls) -> "SearchSyncLine":
+        return cls.of("SearchSyncQueue", "SearchSyncDLQ", "SearchSyncWorkerFunction")
+
+
+@pytest.fixture
+def search_sync(aws: None, monkeypatch: pytest.MonkeyPatch) -> SearchSyncLine:
+    """The search sync queue the stream consumers are given, and its worker (``drain``)."""
+    line = SearchSyncLine.create()
+    monkeypatch.setenv("SEARCH_SYNC_QUEUE_URL", line.url)
+    return line
 
 
 class EngineLink:
