@@ -21,12 +21,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from graphlib import TopologicalSorter
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from botocore.exceptions import ClientError
 
 from local import cfn
-from local.engines import REGION, Engines
+from local.engines import REGION
 
 log = logging.getLogger("local.provision")
 
@@ -43,6 +43,15 @@ _QUEUE_ATTRIBUTES = (
     "FifoQueue",
     "ContentBasedDeduplication",
 )
+
+
+class Aws(Protocol):
+    """Where the resources are made: the local stack's engines (``local.engines.Engines``), or whatever
+    AWS the shared clients point at (moto's mock, ``local.harness.mappings``)."""
+
+    search_endpoint: str | None
+
+    def client(self, service: str) -> Any: ...
 
 
 @dataclass
@@ -69,7 +78,7 @@ class Provisioned:
 
 def provision(
     template: Mapping[str, Any],
-    engines: Engines,
+    engines: Aws,
     state_dir: Path,
     parameters: Mapping[str, Any] | None = None,
 ) -> Provisioned:
@@ -124,7 +133,7 @@ def _predict(done: Provisioned, name: str, kind: str) -> None:
 
 
 class _Creators:
-    def __init__(self, engines: Engines, done: Provisioned, state_dir: Path, resources: Mapping[str, Any]) -> None:
+    def __init__(self, engines: Aws, done: Provisioned, state_dir: Path, resources: Mapping[str, Any]) -> None:
         self.engines = engines
         self.resources = resources
         self.done = done

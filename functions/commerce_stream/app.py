@@ -21,7 +21,7 @@ ROUTES: dict[str, streams.RecordTypeHandler] = {
     items.REVIEW: ratings.count_ratings,
     items.PAYMENT_ATTEMPT: consumers.queue_payment_attempts,
 }
-warmup.prime(bootstrap.relay_ports, bootstrap.search_index, bootstrap.stream_table, bootstrap.payment_queue)
+warmup.prime(bootstrap.relay_ports, bootstrap.search_sync_queue, bootstrap.stream_table, bootstrap.payment_queue)
 
 
 @logger.inject_lambda_context

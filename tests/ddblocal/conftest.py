@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
+from moto.server import ThreadedMotoServer
 
 from local import dynamodb_local
 from local.harness.client import ApiClient
@@ -44,6 +45,19 @@ def engine(request: pytest.FixtureRequest) -> dynamodb_local.DynamoDBLocal:
     shared = "volume_engine" if request.node.get_closest_marker("volume") else "dynamodb_local_engine"
     started: dynamodb_local.DynamoDBLocal = request.getfixturevalue(shared)
     return started
+
+
+@pytest.fixture(scope="module")
+def sqs_endpoint() -> Iterator[str]:
+    """SQS in a moto server, for the module's queues (DynamoDB Local has no SQS): set it as
+    ``AWS_ENDPOINT_URL_SQS``."""
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=dynamodb_local.free_port(), verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
 
 
 @pytest.fixture

@@ -4,13 +4,10 @@ DynamoDB Local serves FeedTable; the fanout queue is SQS in a moto server (Dynam
 delivered to the worker by the local stack's poller with the template's event source mapping.
 """
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from moto.server import ThreadedMotoServer
 
-from local import dynamodb_local
 from local.harness import feed_builders
 from local.harness.fanout import FanoutLine, follower_ids, put_post, seed_followers
 from shopfeed.feed import items
@@ -22,17 +19,6 @@ from tests.support.calls import dynamodb_calls
 pytestmark = [pytest.mark.ddblocal, pytest.mark.volume, pytest.mark.xdist_group(__name__)]
 
 AUDIENCE = 10_000
-
-
-@pytest.fixture(scope="module")
-def sqs_endpoint() -> Iterator[str]:
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=dynamodb_local.free_port(), verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        server.stop()
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """Post search on DynamoDB Local: make reindex of thousands of posts matches FeedTable, and a post
 record that can never index is retried, then reported to the stream's on-failure destination (the
-template's event source mapping, run by the local stack's poller) while every other post is indexed."""
+template's event source mapping, run by the local stack's poller) while every other post is queued on
+the search sync queue (SQS in a moto server) and indexed by the worker."""
 
 import os
 from collections.abc import Mapping
@@ -14,16 +15,18 @@ from local.harness import feed_builders
 from local.harness.builders import EARLIER
 from local.harness.feed_seed import register_profiles
 from local.harness.feed_stream import deliver_all, feed_stream_poller
-from shopfeed.feed import bootstrap, items, keys
+from shopfeed.feed import items, keys
 from shopfeed.feed.models import Delivery
 from shopfeed.feed.posts.search import POSTS, post_document
 from shopfeed.feed.reindex import POSTS_SOURCE
 from shopfeed.platform import clients
 from shopfeed.platform.search import Remove, SearchIndex, SearchQuery, reindex
+from shopfeed.platform.search.opensearch import connect
 from shopfeed.platform.search.rebuild import Pace
+from tests.conftest import reset_caches
 from tests.ddblocal.conftest import StoredItems
 from tests.support.catalog import put_items
-from tests.support.search import osmem_engine, osmem_url, search_index
+from tests.support.search import SearchSyncLine, osmem_engine, osmem_url, search_index
 
 __all__ = ["osmem_engine", "osmem_url", "search_index"]
 
@@ -103,13 +106,18 @@ class Collected:
 
 
 def test_a_post_that_can_never_index_reaches_the_dlq_and_the_others_are_searchable(
-    tables: dict[str, str], osmem_url: str, monkeypatch: pytest.MonkeyPatch
+    tables: dict[str, str], osmem_url: str, sqs_endpoint: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # given: an author above the celebrity threshold (pull posts: no fanout queue involved), two good
     # posts around one without text, which no route writes and no engine can index
     table = tables["FeedTable"]
     monkeypatch.setenv("SEARCH_ENDPOINT", osmem_url)
     monkeypatch.setenv("FANOUT_QUEUE_URL", "http://127.0.0.1:1/000000000000/FanoutQueue")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SQS", sqs_endpoint)
+    reset_caches()
+    search_sync = SearchSyncLine.create()
+    monkeypatch.setenv("SEARCH_SYNC_QUEUE_URL", search_sync.url)
+    reset_caches()
     register_profiles("U100")
     good = [feed_builders.post("U100", delivery=Delivery.PULL, text=f"Good post {n}") for n in range(2)]
     poison = {
@@ -125,14 +133,15 @@ def test_a_post_that_can_never_index_reaches_the_dlq_and_the_others_are_searchab
     poller.destination = dlq
     # when
     deliver_all(poller)
+    search_sync.drain()
     # then: after the mapping's retries, the batch from the poison record on was parked (Lambda
-    # resumes at the first failed record; the good post after it was indexed on every attempt)
+    # resumes at the first failed record; the good post after it was queued on every attempt)
     (parked,) = dlq.records
     batch = parked["DDBStreamBatchInfo"]
     assert parked["requestContext"]["condition"] == "RetryAttemptsExhausted"
     assert batch["startSequenceNumber"] == sequence_number_of(table, poison["PK"])
-    index = bootstrap.search_index()
-    assert index is not None
+    assert search_sync.dead_letters() == []
+    index = connect(osmem_url, timeout=60)
     index.refresh(POSTS)
     hits = index.search(POSTS, SearchQuery("good post", ("text",), 10)).hits
     assert sorted(hit.doc_id for hit in hits) == sorted(post.post_id for post in good)

@@ -17,12 +17,12 @@ from shopfeed.feed import items, keys
 from shopfeed.feed.posts.search import POST_PROJECTION, POSTS, post_document
 from shopfeed.platform import clients, dynamo, streams
 from shopfeed.platform.search import SearchIndex
-from shopfeed.platform.search.sync import SyncReport, sync
+from shopfeed.platform.search.sync import ApplyReport
 from tests.integration.outbox_support import CommerceStream, batch, failed_sequence_numbers
 from tests.integration.test_feed_stream import FEED_STREAM, TABLE
-from tests.support.search import osmem_engine, osmem_url, search_index
+from tests.support.search import SearchSyncLine, delivered, osmem_engine, osmem_url, search_index, search_sync
 
-__all__ = ["osmem_engine", "osmem_url", "search_index"]
+__all__ = ["osmem_engine", "osmem_url", "search_index", "search_sync"]
 
 
 @pytest.fixture
@@ -43,7 +43,8 @@ def feed_stream(feed_api: ApiClient) -> CommerceStream:
 
 
 @pytest.fixture
-def search_endpoint(osmem_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+def search_endpoint(osmem_url: str, search_sync: SearchSyncLine, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A stack with search: the engine, and the queue the consumer puts its writes on (``search_sync``)."""
     monkeypatch.setenv("SEARCH_ENDPOINT", osmem_url)
     return osmem_url
 
@@ -63,9 +64,9 @@ def consume(stream: CommerceStream) -> dict[str, Any]:
     return dict(feed_stream_handler(batch(records), FEED_STREAM)) | {"records": records}
 
 
-def deliver(records: list[dict[str, Any]], index: SearchIndex) -> SyncReport:
+def deliver(records: list[dict[str, Any]], index: SearchIndex) -> ApplyReport:
     changes = [streams.parse(DynamoDBRecord(record)) for record in records]
-    return sync(changes, POST_PROJECTION, index)
+    return delivered(changes, POST_PROJECTION, index)
 
 
 def post_items() -> dict[str, dict[str, Any]]:
@@ -127,8 +128,8 @@ def test_an_in_order_stream_leaves_the_posts_index_as_the_table(
     records, post_ids = history
     # when
     report = deliver(records, search_index)
-    # then: the like changed no version, so it wrote nothing
-    assert (report.applied, report.stale, report.skipped, report.failures) == (5, 0, 1, {})
+    # then: the like changed no version, so it queued nothing (five writes of six records)
+    assert (report.applied, report.stale, report.failures) == (5, 0, {})
     assert_index_matches_table(search_index, post_ids)
 
 
@@ -143,7 +144,7 @@ def test_a_batch_replayed_out_of_order_and_twice_leaves_the_posts_index_as_the_t
     first = deliver(scrambled, search_index)
     again = deliver(records, search_index)
     # then
-    assert (first.applied, first.stale, first.skipped, first.failures) == (2, 3, 1, {})
+    assert (first.applied, first.stale, first.failures) == (2, 3, {})
     # (a tombstone rewritten at its own version changes nothing: the one "applied" of the redelivery)
     assert (again.applied, again.stale, again.failures) == (1, 4, {})
     assert_index_matches_table(search_index, post_ids)
@@ -168,7 +169,9 @@ def test_a_late_insert_after_the_remove_does_not_bring_the_post_back(
 
 
 @pytest.fixture
-def posts(feed_api: ApiClient, feed_stream: CommerceStream, search_endpoint: str) -> dict[str, str]:
+def posts(
+    feed_api: ApiClient, feed_stream: CommerceStream, search_endpoint: str, search_sync: SearchSyncLine
+) -> dict[str, str]:
     written = {
         "sparse": write_post(feed_api, "A sparse index holds only what you will query.", "dynamodb")["post_id"],
         "keys": write_post(feed_api, "Access patterns first, keys second.", "#DynamoDB", "modeling")["post_id"],
@@ -176,6 +179,7 @@ def posts(feed_api: ApiClient, feed_stream: CommerceStream, search_endpoint: str
         "grace": write_post(feed_api.as_user("U200"), "Indexes everywhere.", "aws")["post_id"],
     }
     assert consume(feed_stream)["batchItemFailures"] == []
+    search_sync.drain()
     return written
 
 
@@ -232,11 +236,12 @@ def test_a_deleted_post_never_appears_even_before_the_stream_removes_it_from_the
 
 
 def test_a_deleted_post_never_appears(
-    feed_api: ApiClient, feed_stream: CommerceStream, posts: dict[str, str], search_index: SearchIndex
+    feed_api: ApiClient, feed_stream: CommerceStream, posts: dict[str, str], search_sync: SearchSyncLine
 ) -> None:
     # when
     assert feed_api.delete(f"/posts/{posts['sparse']}").status == 204
     assert consume(feed_stream)["batchItemFailures"] == []
+    search_sync.drain()
     # then
     assert ids(feed_api.get("/search/posts", query={"q": "sparse index"})) == [posts["grace"]]
 
@@ -277,7 +282,7 @@ def test_post_search_without_a_configured_engine_is_503(feed_api: ApiClient) -> 
 
 
 def test_a_post_record_that_can_never_index_fails_alone(
-    feed_api: ApiClient, feed_stream: CommerceStream, search_endpoint: str
+    feed_api: ApiClient, feed_stream: CommerceStream, search_endpoint: str, search_sync: SearchSyncLine
 ) -> None:
     # given: a post item without text (no route writes one) between two good posts
     first = write_post(feed_api, "first")["post_id"]
@@ -295,13 +300,14 @@ def test_a_post_record_that_can_never_index_fails_alone(
         r["dynamodb"]["SequenceNumber"] for r in answer["records"] if poison["PK"] in str(r["dynamodb"]["Keys"])
     ]
     assert failed_sequence_numbers(answer) == poison_sequence
+    search_sync.drain()
     assert sorted(ids(feed_api.get("/search/posts", query={"q": "first second"}))) == sorted([first, second])
 
 
 def test_without_a_search_engine_post_records_are_acknowledged(
     feed_api: ApiClient, feed_stream: CommerceStream
 ) -> None:
-    # given: a stack deployed with search off (no SEARCH_ENDPOINT)
+    # given: a stack deployed with search off (no search sync queue, no SEARCH_ENDPOINT)
     write_post(feed_api, "hello")
     # when
     answer = consume(feed_stream)

@@ -15,7 +15,7 @@ from local.harness.tables import table_items
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.catalog.search import PRODUCT_PROJECTION
 from shopfeed.platform import clients, dynamo, exactly_once, streams
-from shopfeed.platform.search.sync import sync
+from shopfeed.platform.search.sync import queue_writes
 from tests.integration.outbox_support import (
     STREAM_FUNCTION,
     CommerceStream,
@@ -26,7 +26,7 @@ from tests.integration.outbox_support import (
 )
 from tests.support.calls import dynamodb_calls
 from tests.support.commerce_stream import routed
-from tests.unit.search_fakes import InMemorySearchIndex
+from tests.unit.search_fakes import InMemoryWrites
 
 PRODUCTS = ("P-RED-TSHIRT", "P-BLK-CAP", "P-GRN-SOCKS")
 
@@ -210,7 +210,7 @@ def test_a_title_or_text_edit_counts_nothing_and_writes_nothing(commerce_api: Ap
     # when
     with dynamodb_calls() as calls:
         response = consume(records)
-    # then (the first count's own product MODIFY comes too: the search sync skips it)
+    # then (the first count's own product MODIFY comes too: search sync queues nothing for it)
     assert [(_entity(r), r["eventName"]) for r in records] == [(items.PRODUCT, "MODIFY"), (items.REVIEW, "MODIFY")]
     assert response == {"batchItemFailures": []}
     assert calls.operations == []
@@ -220,18 +220,19 @@ def test_a_title_or_text_edit_counts_nothing_and_writes_nothing(commerce_api: Ap
 def test_counting_leaves_the_products_etag_alone_and_its_counter_changes_index_nothing(
     commerce_api: ApiClient, shop: CommerceStream
 ) -> None:
-    # given the catalog indexed for search as it was created, then a review counted
-    index = InMemorySearchIndex()
+    # given the catalog queued for search as it was created, then a review counted
+    queue = InMemoryWrites()
     created = [c for c in _changes(routed(CommerceStream().read())) if c.entity_type == items.PRODUCT]
-    assert sync(created, PRODUCT_PROJECTION, index).applied == len(PRODUCTS)
+    assert queue_writes(created, PRODUCT_PROJECTION, queue) == {}
+    assert len(queue.tasks) == len(PRODUCTS)
     review_as(commerce_api, "U1", "P-RED-TSHIRT", 5)
     consume(routed(shop.read()))
     # when the counter write's own record reaches the consumer (a Product MODIFY)
     counted = [c for c in _changes(routed(shop.read())) if c.entity_type == items.PRODUCT]
-    report = sync(counted, PRODUCT_PROJECTION, index)
-    # then the sync skips it (its version did not move), and the product reads and lists as before
+    failures = queue_writes(counted, PRODUCT_PROJECTION, queue)
+    # then search sync queues nothing (its version did not move), and the product reads and lists as before
     assert [c.kind for c in counted] == [streams.ChangeKind.MODIFY]
-    assert (report.applied, report.skipped, report.failures) == (0, 1, {})
+    assert (failures, len(queue.tasks)) == ({}, len(PRODUCTS))
     answer = commerce_api.get("/products/P-RED-TSHIRT")
     assert answer.headers["ETag"] == '"1"'
     assert answer.json["rating"] == {"count": 1, "average": 5.0}

@@ -1,5 +1,6 @@
-"""Product search through the functions: the stream consumer indexes CommerceTable's Product records
-(moto's stream) into osmem, and GET /search/products answers from it."""
+"""Product search through the functions: the stream consumer queues the writes of CommerceTable's
+Product records (moto's stream), the search sync worker applies them to osmem, and GET /search/products
+answers from it."""
 
 from typing import Any
 
@@ -10,13 +11,14 @@ from local.harness.factories import create_product
 from shopfeed.commerce import items, keys
 from shopfeed.platform import clients, dynamo
 from tests.integration.outbox_support import STREAM_FUNCTION, CommerceStream, batch, failed_sequence_numbers
-from tests.support.search import osmem_engine, osmem_url
+from tests.support.search import SearchSyncLine, osmem_engine, osmem_url, search_sync
 
-__all__ = ["osmem_engine", "osmem_url"]
+__all__ = ["osmem_engine", "osmem_url", "search_sync"]
 
 
 @pytest.fixture
-def search_endpoint(osmem_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+def search_endpoint(osmem_url: str, search_sync: SearchSyncLine, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A stack with search: the engine, and the queue the consumer puts its writes on (``search_sync``)."""
     monkeypatch.setenv("SEARCH_ENDPOINT", osmem_url)
     return osmem_url
 
@@ -30,12 +32,13 @@ def consume(stream: CommerceStream) -> dict[str, Any]:
 
 
 @pytest.fixture
-def catalog(admin: ApiClient, stream: CommerceStream, search_endpoint: str) -> None:
+def catalog(admin: ApiClient, stream: CommerceStream, search_endpoint: str, search_sync: SearchSyncLine) -> None:
     create_product(admin, "P-RED-TSHIRT", name="Red T-Shirt", category="apparel")
     create_product(admin, "P-BLUE-SHIRT", name="Blue work shirt", category="apparel")
     create_product(admin, "P-SHIRT-HAT", name="Hat", category="hats")
     create_product(admin, "P-MUG", name="Tea mug", category="kitchen")
     assert consume(stream)["batchItemFailures"] == []
+    search_sync.drain()
 
 
 def ids(answer: Any) -> list[str]:
@@ -123,7 +126,7 @@ def test_a_product_record_that_can_never_index_fails_alone(
 
 
 def test_without_a_search_engine_product_records_are_acknowledged(admin: ApiClient, stream: CommerceStream) -> None:
-    # given: a stack deployed with search off (no SEARCH_ENDPOINT)
+    # given: a stack deployed with search off (no search sync queue, no SEARCH_ENDPOINT)
     create_product(admin, "P-RED-TSHIRT")
     # when
     answer = consume(stream)

@@ -10,6 +10,7 @@ import pytest
 from local.harness.client import ApiClient
 from local.harness.factories import create_product
 from shopfeed.platform.search import engine
+from tests.support.search import accepted
 
 
 class HungEngine:
@@ -24,11 +25,7 @@ class HungEngine:
         self._thread.start()
 
     def _accept(self) -> None:
-        while True:
-            try:
-                connection, _ = self._server.accept()
-            except OSError:
-                return
+        for connection in accepted(self._server):
             self.connections += 1
             self._held.append(connection)
 

@@ -13,6 +13,9 @@ from shopfeed.platform.queues import SqsTaskQueue, TaskNotQueued
 from shopfeed.platform.streams import ChangeKind, ItemChange
 from tests.support.calls import sqs_calls
 from tests.support.faults import refused_sends
+from tests.support.queue_time import QueueTime, queue_time
+
+__all__ = ["queue_time"]
 
 AT = datetime(2026, 11, 22, 10, tzinfo=UTC)
 
@@ -89,3 +92,31 @@ def test_enqueue_fails_only_the_unreadable_and_the_refused_records(queue_url: st
     assert isinstance(failures["2"], TaskNotQueued)
     assert isinstance(failures["3"], KeyError)
     assert received(queue_url) == [Chore(name="sweep")]
+
+
+def test_twelve_received_messages_are_held_back_by_their_own_delays_in_two_calls(
+    queue_url: str, queue_time: QueueTime
+) -> None:
+    # given twelve chores received and failed (moto's queue hands them out again at once by default)
+    SqsTaskQueue[Chore](clients.sqs(), queue_url).send([Chore(name=f"chore-{n:02d}") for n in range(12)])
+    messages = []
+    while page := clients.sqs().receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get("Messages"):
+        messages += page
+    # when the first is held back 10 s, the others 30 s
+    delays = {message["ReceiptHandle"]: 10 if n == 0 else 30 for n, message in enumerate(messages)}
+    with sqs_calls() as calls:
+        refused = SqsTaskQueue[Chore](clients.sqs(), queue_url).retry_after(delays)
+    # then none is visible before its delay has passed, and each is after it
+    assert (refused, calls.counts()["ChangeMessageVisibilityBatch"]) == ({}, 2)
+    queue_time.advance(11)
+    assert [chore.name for chore in received(queue_url)] == [Chore.model_validate_json(messages[0]["Body"]).name]
+    queue_time.advance(20)
+    assert len(received(queue_url)) == 11
+
+
+def test_a_visibility_sqs_refuses_is_answered_by_its_receipt_handle(queue_url: str) -> None:
+    # when
+    refused = SqsTaskQueue[Chore](clients.sqs(), queue_url).retry_after({"not-a-receipt": 30})
+    # then
+    assert list(refused) == ["not-a-receipt"]
+    assert refused["not-a-receipt"].startswith("ReceiptHandleIsInvalid")

@@ -10,6 +10,11 @@ from aws_lambda_powertools.utilities.parser.models import SqsModel
 from local.filtering import filter_patterns
 from local.lambdas import LocalFunction
 from local.queues import QueuePoller, QueueSettings, peek
+from tests.support.queue_time import QueueTime, queue_time
+
+__all__ = ["queue_time"]
+
+HOLD_S = 30
 
 
 class Jobs:
@@ -38,14 +43,19 @@ class Jobs:
             self.sqs.send_message(QueueUrl=self.url, MessageBody=body)
 
     def consume(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
-        """Fails the messages whose body says "fail"; raises on "raise"."""
+        """Fails the messages whose body says "fail", and those saying "hold" after asking SQS to hold
+        them back for 30 s (a function's own backoff); raises on "raise"."""
         self.events.append(event)
         self.batches.append([r["body"] for r in event["Records"]])
         if any(r["body"] == "raise" for r in event["Records"]):
             raise RuntimeError("poison message")
-        return {
-            "batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["Records"] if r["body"] == "fail"]
-        }
+        for record in event["Records"]:
+            if record["body"] == "hold":
+                self.sqs.change_message_visibility(
+                    QueueUrl=self.url, ReceiptHandle=record["receiptHandle"], VisibilityTimeout=HOLD_S
+                )
+        failed = [r for r in event["Records"] if r["body"] in ("fail", "hold")]
+        return {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in failed]}
 
     def poller(self, settings: QueueSettings) -> QueuePoller:
         function = LocalFunction("JobsConsumer", self.consume)
@@ -93,6 +103,25 @@ def test_only_reported_failures_stay_on_the_queue(jobs: Jobs) -> None:
     assert jobs.depth(jobs.url) == 1
     poller.poll()
     assert jobs.batches[-1] == ["fail"]
+
+
+def test_a_failed_message_comes_back_after_the_visibility_its_function_gave_it(
+    jobs: Jobs, queue_time: QueueTime
+) -> None:
+    # given a message its function fails after asking SQS to hold it back (the queue's own timeout is 0)
+    jobs.send("hold")
+    poller = jobs.poller(QueueSettings(report_batch_item_failures=True))
+    poller.poll()
+
+    # when the poller runs again before that time has passed, then after
+    queue_time.advance(HOLD_S - 1)
+    early = poller.poll()
+    queue_time.advance(2)
+    late = poller.poll()
+
+    # then the poller left the function's visibility alone, and the next delivery counts its receives
+    assert (early, late) == (0, 1)
+    assert [event["Records"][0]["attributes"]["ApproximateReceiveCount"] for event in jobs.events] == ["1", "2"]
 
 
 def test_a_function_error_leaves_every_message_until_the_redrive_policy_moves_them(jobs: Jobs) -> None:

@@ -95,6 +95,7 @@ def test_feed_functions_may_touch_only_the_feed_table_and_their_queues(function:
             {"Fn::GetAtt": ["FeedTable", "Arn"]},
             {"Fn::GetAtt": ["FanoutQueue", "Arn"]},
             {"Fn::GetAtt": ["FeedStreamDLQ", "Arn"]},
+            {"Fn::If": ["HasSearch", {"Fn::GetAtt": ["SearchSyncQueue", "Arn"]}, {"Ref": "AWS::NoValue"}]},
         )
     }
     for statement in props(function)["Policies"][0]["Statement"]:

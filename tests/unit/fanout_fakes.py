@@ -1,4 +1,4 @@
-"""In-memory implementations of the fanout ports (FanoutStore, TaskQueue), for unit tests.
+"""In-memory implementation of the fanout store (FanoutStore), for unit tests (the queue: queue_fakes).
 
 tests/integration/test_fanout_worker.py runs the worker against the moto-backed FanoutRepository and
 the SQS queue, so these fakes cannot drift from the real adapters on what the tests observe.
@@ -7,7 +7,7 @@ the SQS queue, so these fakes cannot drift from the real adapters on what the te
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from shopfeed.feed.home.fanout import FanoutTask, FollowerPage
+from shopfeed.feed.home.fanout import FollowerPage
 from shopfeed.feed.models import FeedEntry
 
 
@@ -44,20 +44,3 @@ class InMemoryFanout:
     def feed_of(self, post_id: str) -> list[str]:
         """Followers whose feed holds the post's entry."""
         return sorted(follower for follower, post in self.entries if post == post_id)
-
-
-@dataclass
-class InMemoryQueue:
-    """A FIFO of tasks; ``refuse`` makes the next sends fail."""
-
-    tasks: list[FanoutTask] = field(default_factory=list)
-    refuse: bool = False
-
-    def send(self, tasks: Sequence[FanoutTask]) -> dict[int, str]:
-        if self.refuse:
-            return dict.fromkeys(range(len(tasks)), "AWS.SimpleQueueService.Throttled: refused")
-        self.tasks += tasks
-        return {}
-
-    def take(self) -> FanoutTask | None:
-        return self.tasks.pop(0) if self.tasks else None

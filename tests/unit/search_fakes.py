@@ -1,4 +1,5 @@
-"""An in-memory SearchIndex: external versions, tombstones, strict mappings, relevance order, search_after.
+"""An in-memory SearchIndex: external versions, tombstones, strict mappings, relevance order, search_after;
+and the search sync queue in memory.
 
 tests/integration/test_search_contract.py runs the same cases against it and the real engines. Its
 relevance is a plain term count per field times the field's boost: enough to order a name match
@@ -7,6 +8,7 @@ before a description match, which is all the contract asserts about scores.
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from shopfeed.platform.search import (
@@ -25,6 +27,8 @@ from shopfeed.platform.search import (
     document,
     stored,
 )
+from shopfeed.platform.search.sync import IndexWrite
+from tests.unit.queue_fakes import InMemoryQueue
 
 _WORD = re.compile(r"\w+")
 
@@ -151,3 +155,14 @@ class InMemorySearchIndex:
 def _matches(field: Any, value: str) -> bool:
     # A term filter on an array field (a post's tags) matches any of its values, as in OpenSearch.
     return value in field if isinstance(field, list) else bool(field == value)
+
+
+@dataclass
+class InMemoryWrites(InMemoryQueue[IndexWrite]):
+    """The search sync queue: the writes sent (``tasks``), and how long each received one was held back."""
+
+    held_back: dict[str, int] = field(default_factory=dict)  # receipt handle → seconds
+
+    def retry_after(self, delays: Mapping[str, int]) -> dict[str, str]:
+        self.held_back |= delays
+        return {}

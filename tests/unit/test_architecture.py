@@ -54,12 +54,17 @@ def test_an_entry_point_only_wires_its_context(entry_point: Path) -> None:
 # -- contexts keep to themselves ---------------------------------------------------------------------
 
 SHARED = ROOT / "shared" / "shopfeed"
-# What a context lets another one import: its models, and the module of operations it exposes for the
-# user routes to compose. Everything else (keys, items, repositories, services) is its own.
+# What a context lets another package import: its models, the module of operations it exposes for the
+# user routes to compose, and its search index's mapping for the search sync worker. Everything else
+# (keys, items, repositories, services) is its own.
 EXPOSED: dict[str, frozenset[str]] = {
-    "commerce": frozenset({"shopfeed.commerce.models", "shopfeed.commerce.customers"}),
-    "feed": frozenset({"shopfeed.feed.models", "shopfeed.feed.profiles"}),
+    "commerce": frozenset(
+        {"shopfeed.commerce.models", "shopfeed.commerce.customers", "shopfeed.commerce.catalog.search.PRODUCTS"}
+    ),
+    "feed": frozenset({"shopfeed.feed.models", "shopfeed.feed.profiles", "shopfeed.feed.posts.search.POSTS"}),
 }
+# The packages that compose the contexts: the user routes (accounts), the search sync worker (indexing).
+COMPOSERS = ("accounts", "indexing")
 
 
 def imported_names(source: Path) -> set[str]:
@@ -99,9 +104,11 @@ def test_commerce_and_the_feed_never_import_each_other(source: Path) -> None:
     assert foreign_imports(source, package) == []
 
 
-@pytest.mark.parametrize("source", python_files(SHARED / "accounts"), ids=lambda p: p.name)
-def test_accounts_imports_only_what_the_contexts_expose(source: Path) -> None:
-    assert foreign_imports(source, "accounts") == []
+@pytest.mark.parametrize(
+    "source", python_files(*(SHARED / name for name in COMPOSERS)), ids=lambda p: str(p.relative_to(SHARED))
+)
+def test_a_composing_package_imports_only_what_the_contexts_expose(source: Path) -> None:
+    assert foreign_imports(source, source.relative_to(SHARED).parts[0]) == []
 
 
 @pytest.mark.parametrize(
@@ -112,6 +119,8 @@ def test_accounts_imports_only_what_the_contexts_expose(source: Path) -> None:
         ("accounts", "from shopfeed.commerce import items", True),
         ("accounts", "from shopfeed.feed.keys import profile", True),
         ("accounts", "from shopfeed.commerce.customers import registration", False),
+        ("indexing", "from shopfeed.feed.posts.search import POSTS", False),
+        ("indexing", "from shopfeed.feed.posts.search import post_document", True),
         ("feed", "from shopfeed.platform import dynamo", False),
     ],
 )

@@ -5,7 +5,8 @@ import pytest
 from shopfeed.feed.home.fanout import FanoutAction, FanoutTask, run_page
 from shopfeed.feed.models import FeedEntry
 from shopfeed.platform.queues import TaskNotQueued
-from tests.unit.fanout_fakes import InMemoryFanout, InMemoryQueue
+from tests.unit.fanout_fakes import InMemoryFanout
+from tests.unit.queue_fakes import InMemoryQueue
 
 POST = "01M81B5H80VT7TZWRY7NSHD6TE"
 ENTRY = FeedEntry(post_id=POST, author_id="U100", created_at="2026-11-22T10:00:00.000Z")

@@ -1,5 +1,5 @@
-"""The composition root of the commerce context: settings, clients, repository, outbox, publisher
-and search index wired in one place. Routes, consumers and the sweeper ask it; nothing else builds a port.
+"""The composition root of the commerce context: settings, clients, repository, outbox, publisher,
+search index and queues wired in one place. Routes, consumers and the sweeper ask it; nothing else builds a port.
 
 Everything is built on first use and kept for the container's life (clients come from the
 platform's per-container factories); ``reset`` forgets it (tests switch environments between tests).
@@ -34,6 +34,7 @@ from shopfeed.platform.outbox import OutboxRepository
 from shopfeed.platform.publisher import EventBridgePublisher
 from shopfeed.platform.queues import SqsTaskQueue
 from shopfeed.platform.search import engine as search_engine
+from shopfeed.platform.search import sync as search_sync
 
 if TYPE_CHECKING:
     from shopfeed.commerce.archive.archiver import ArchivePorts
@@ -69,10 +70,10 @@ def stream_table() -> dynamo.Table:
     return dynamo.Table(clients.dynamodb(), settings(CommerceStreamSettings).commerce_table_name)
 
 
-# The search engine (None when the stack has none: search is off), once per container: as the API's
-# routes ask it (its budget, behind a breaker), and as the stream consumer writes to it.
+# Search, once per container (None when the stack has none: search is off): the engine as the API's
+# routes ask it (its budget, behind a breaker), and the queue the stream consumer puts index writes on.
 api_search_index = cache(search_engine.for_api)
-search_index = cache(search_engine.configured)
+search_sync_queue = cache(search_sync.queue)
 
 
 def _outbox_ports(config: CommerceOutboxSettings) -> tuple[EventBridgePublisher, OutboxRepository]:
@@ -194,7 +195,7 @@ API_PORTS = (repository, reviews, payments, payment_lists, shipments, shipment_l
 def reset() -> None:
     """Forget every port built (tests change the environment between tests)."""
     for factory in (
-        *(cursors, api_table, repository, reviews, stream_table, search_index, api_search_index),
+        *(cursors, api_table, repository, reviews, stream_table, search_sync_queue, api_search_index),
         *(relay_ports, sweeper_ports),
         *(payments, payment_lists, payment_queue, payment_worker_ports, shipments, shipment_lists),
         *(archiver, snapshot_job, snapshots),

@@ -24,9 +24,10 @@ def relay_outbox_events(changes: Sequence[streams.ItemChange]) -> streams.Failur
 
 
 def sync_product_search(changes: Sequence[streams.ItemChange]) -> streams.Failures:
-    """Product changes → the products index, versioned so that no redelivery or reordering regresses
-    a document (``platform.search.sync``); a product the index refuses fails its record alone."""
-    return search_sync.sync_records(changes, search.PRODUCT_PROJECTION, bootstrap.search_index())
+    """Product changes → their versioned writes, queued for the search sync worker, so that no
+    redelivery or reordering regresses a document and no engine outage holds the batch
+    (``platform.search.sync``); a product that cannot be indexed fails its record alone."""
+    return search_sync.queue_writes(changes, search.PRODUCT_PROJECTION, bootstrap.search_sync_queue())
 
 
 def queue_payment_attempts(changes: Sequence[streams.ItemChange]) -> streams.Failures:

@@ -1,4 +1,4 @@
-"""The feed context's composition root: settings, clients, repositories, queue and search index,
+"""The feed context's composition root: settings, clients, repositories, queues and search index,
 wired once per container. The API's routes, the stream consumer's handlers, the fanout worker and
 the tests ask this module; nothing else builds a feed port.
 
@@ -18,6 +18,7 @@ from shopfeed.platform.cursors import CursorCodec, signing_key
 from shopfeed.platform.pagination import Reader
 from shopfeed.platform.queues import SqsTaskQueue
 from shopfeed.platform.search import engine as search_engine
+from shopfeed.platform.search import sync as search_sync
 
 
 @cache
@@ -26,10 +27,10 @@ def table() -> dynamo.Table:
     return dynamo.Table(clients.dynamodb(), settings(FeedSettings).feed_table_name)
 
 
-# The search engine (None when the stack has none: search is off), once per container: as the API's
-# routes ask it (its budget, behind a breaker), and as the stream consumer writes to it.
+# Search, once per container (None when the stack has none: search is off): the engine as the API's
+# routes ask it (its budget, behind a breaker), and the queue the stream consumer puts index writes on.
 api_search_index = cache(search_engine.for_api)
-search_index = cache(search_engine.configured)
+search_sync_queue = cache(search_sync.queue)
 
 
 # -- the API -------------------------------------------------------------------------------------
@@ -86,7 +87,7 @@ def fanout_page_size() -> int:
 
 # What each function's first request needs: built at init (``platform.warmup``).
 API_PORTS = (feed_store, engagement_store, reader)
-STREAM_PORTS = (table, fanout_queue, search_index)
+STREAM_PORTS = (table, fanout_queue, search_sync_queue)
 WORKER_PORTS = (fanout_store, fanout_queue)
 
 
@@ -94,7 +95,7 @@ def reset() -> None:
     """Forget every port built (tests change the environment between tests)."""
     for factory in (
         table,
-        search_index,
+        search_sync_queue,
         api_search_index,
         cursors,
         reader,

@@ -5,7 +5,7 @@ Each stream handler gets every record of the batch routed to it (of one type or 
 the failed ones. Each is idempotent, because Lambda redelivers records (a whole batch after an error,
 everything after the first failed record after a partial batch response): counters through
 ``platform.counters`` (one write per target per batch, each record counted once), notifications put
-only if absent, fanout tasks and search documents that write the same keys and versions again.
+only if absent, fanout tasks and queued search writes that write the same keys and versions again.
 Ports come from ``feed.bootstrap``, built once per container.
 """
 
@@ -79,10 +79,11 @@ def remove_engagement(changes: Sequence[streams.ItemChange]) -> streams.Failures
 
 
 def sync_post_search(changes: Sequence[streams.ItemChange]) -> streams.Failures:
-    """Posts → the posts index, versioned so that no redelivery or reordering regresses a document or
-    undoes a delete (``platform.search_sync``); a post the index refuses fails alone. A MODIFY of a
-    post is a counter changing (same version): it writes nothing."""
-    return search_sync.sync_records(changes, POST_PROJECTION, bootstrap.search_index())
+    """Posts → their versioned writes, queued for the search sync worker, so that no redelivery or
+    reordering regresses a document or undoes a delete and no engine outage holds the batch
+    (``platform.search.sync``). A MODIFY of a post is a counter changing (same version): it queues
+    nothing."""
+    return search_sync.queue_writes(changes, POST_PROJECTION, bootstrap.search_sync_queue())
 
 
 def fan_out_page(body: str) -> fanout.PageReport:

@@ -44,6 +44,12 @@ class SearchSettings(Settings):
     search_signing_service: Literal["es", "aoss"] = "es"
 
 
+class SearchSyncSettings(Settings):
+    # Where a stream consumer queues its index writes for the search sync worker. Empty: the stack has
+    # no search, and the consumer acknowledges what it would have queued.
+    search_sync_queue_url: str | None = None
+
+
 @cache
 def settings[S: Settings](model: type[S]) -> S:
     """The function's settings, validated on first use and cached for the container's life."""

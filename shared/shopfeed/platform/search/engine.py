@@ -22,7 +22,7 @@ class Budget:
 
 # An API function has 10 s: a search gets at most 2 s (1 s, one retry), leaving time to answer 503.
 API_BUDGET: Final = Budget(timeout=1.0, retries=1)
-# The stream consumers (60 s and more) and the rebuild: an engine under load gets time to answer.
+# The search sync worker (60 s) and the rebuild: an engine under load gets time to answer.
 WORKER_BUDGET: Final = Budget(timeout=5.0, retries=2)
 
 

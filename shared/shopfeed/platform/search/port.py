@@ -1,10 +1,10 @@
 """The search port: keep documents in a full-text index and query them by relevance.
 
-Stream consumers write, routes query, and neither knows the engine: Amazon OpenSearch Service in AWS,
+The search sync worker writes, routes query, and neither knows the engine: Amazon OpenSearch Service in AWS,
 an embedded OpenSearch-API engine locally (both through ``platform.search.opensearch``), an in-memory fake in
 unit tests. The same contract suite runs against each.
 
-**Never regress.** Stream records arrive at least once and, across retries and shards, out of order.
+**Never regress.** Stream records, and the writes queued from them, arrive at least once and out of order.
 Every write carries the item's ``version`` as an *external* version: the engine applies it only if it
 is newer than what the index holds, and answers ``STALE`` otherwise (not an error: something at least
 as new is already there). A REMOVE does not delete the document but replaces it with a **tombstone**
@@ -12,7 +12,7 @@ as new is already there). A REMOVE does not delete the document but replaces it 
 refused; engines forget real deletes after ``index.gc_deletes`` (60 s by default), tombstones stay.
 Queries never return tombstones; a rebuild (``make reindex``) drops them.
 
-**Names.** Routes and consumers read and write the alias (``products``); the physical index carries
+**Names.** Routes and the worker read and write the alias (``products``); the physical index carries
 the mapping's revision (``products-v1``). A mapping change is a new revision built beside the old one,
 then the alias moves in one call (docs/operations.md).
 """

@@ -4,7 +4,7 @@ drop tombstones, or when the index was lost).
 1. Create a new index beside the live one (``<alias>-v<revision>-<stamp>``) and fill it from a paged
    read of the table, at a bounded rate so the job never competes with the API for capacity.
 2. Move the alias to it in one atomic call and delete the old index: readers switch with no gap.
-3. Read the table once more and write to the alias. The stream kept writing to the old index during
+3. Read the table once more and write to the alias. The sync worker kept writing to the old index during
    step 1; whatever changed then is in the table now, and versions make the second pass a no-op for
    everything else. (A delete during step 1 is the one change this misses: the item is gone from the
    table, its document stays until the next rebuild. Products are not deleted through the API.)
