@@ -61,7 +61,12 @@ def journal_transactions() -> None:
     def transact_write_items(self: DynamoDBBackend, transact_items: list[dict[str, Any]]) -> None:
         try:
             journal = [_entry(self, operation) for item in transact_items for operation in item.values()]
-        except Exception:  # a malformed request: moto's own checks answer it, with its own copies
+        except (
+            KeyError,
+            TypeError,
+            ValueError,
+            AttributeError,
+        ):  # a malformed request: moto's own checks answer it, with its own copies
             return unjournaled(self, transact_items)
         streams = {
             id(t.stream_shard): (t.stream_shard, len(t.stream_shard.items)) for t, *_ in journal if t.stream_shard
