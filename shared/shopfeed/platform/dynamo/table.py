@@ -18,7 +18,7 @@ from shopfeed.platform.dynamo.transactions import (
     TransactionContended,
     transact_write,
 )
-from shopfeed.platform.errors import Contention
+from shopfeed.platform.errors import Contention, DependencyUnavailable
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -38,11 +38,15 @@ class ConditionFailed(Exception):
         self.current = current
 
 
-class TableBusy(Exception):
-    """DynamoDB kept answering part of a batch request as unprocessed (throttling)."""
+class TableBusy(DependencyUnavailable):
+    """DynamoDB kept answering part of a batch request as unprocessed (throttling): 503 at the edge."""
 
     def __init__(self, table: str) -> None:
-        super().__init__(f"table {table} left part of a batch unprocessed after every attempt")
+        super().__init__(retry_after=2)
+        self.table = table
+
+    def __str__(self) -> str:
+        return f"table {self.table} left part of a batch unprocessed after every attempt"
 
 
 class Table:
