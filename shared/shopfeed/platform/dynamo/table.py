@@ -16,6 +16,7 @@ from shopfeed.platform.dynamo.transactions import (
     TRANSACTION_ATTEMPTS,
     Transaction,
     TransactionContended,
+    retry_conflicts,
     transact_write,
 )
 from shopfeed.platform.errors import Contention, DependencyUnavailable
@@ -91,7 +92,7 @@ class Table:
     def put_if_absent(self, item: Mapping[str, Any]) -> bool:
         """Write ``item`` unless its key is taken; False (nothing written) if it was."""
         try:
-            self.client.put_item(**self.put_op(item, if_absent=True)["Put"])
+            retry_conflicts(lambda: self.client.put_item(**self.put_op(item, if_absent=True)["Put"]))
         except ClientError as error:
             if _is_conditional_failure(error):
                 return False
@@ -103,8 +104,10 @@ class Table:
         expressions = Expressions()
         rendered = expressions.condition(condition)
         try:
-            self.client.put_item(
-                TableName=self.name, Item=serialize(item), ConditionExpression=rendered, **expressions.arguments()
+            retry_conflicts(
+                lambda: self.client.put_item(
+                    TableName=self.name, Item=serialize(item), ConditionExpression=rendered, **expressions.arguments()
+                )
             )
         except ClientError as error:
             if _is_conditional_failure(error):
@@ -115,9 +118,11 @@ class Table:
     def update(self, key: Mapping[str, str], change: Update, condition: ConditionBase | None = None) -> Item:
         """UpdateItem; the item as written. Raises ConditionFailed with the item the condition saw."""
         try:
-            response = self.client.update_item(
-                **self.update_op(key, change, condition, return_old_on_failure=True)["Update"],
-                ReturnValues="ALL_NEW",
+            response = retry_conflicts(
+                lambda: self.client.update_item(
+                    **self.update_op(key, change, condition, return_old_on_failure=True)["Update"],
+                    ReturnValues="ALL_NEW",
+                )
             )
         except ClientError as error:
             if _is_conditional_failure(error):
@@ -129,7 +134,9 @@ class Table:
         """DeleteItem; the item deleted, None if there was none (deleting nothing is no error). Raises
         ConditionFailed with the item the condition saw (None when there was none)."""
         try:
-            response = self.client.delete_item(**self.delete_op(key, condition)["Delete"], ReturnValues="ALL_OLD")
+            response = retry_conflicts(
+                lambda: self.client.delete_item(**self.delete_op(key, condition)["Delete"], ReturnValues="ALL_OLD")
+            )
         except ClientError as error:
             if _is_conditional_failure(error):
                 raise ConditionFailed(_old_item(error)) from error
