@@ -99,6 +99,21 @@ class Table:
             raise
         return True
 
+    def create(self, item: Mapping[str, Any]) -> bool:
+        """Write ``item`` unless its key holds another item: True if the key now holds ``item``.
+
+        Unlike ``put_if_absent``, an equal item found there counts as written: it is this very write,
+        made by an attempt whose answer was lost (the SDK retries after a read timeout, and the retry
+        finds what the first attempt wrote). For creates whose caller must not answer "already
+        exists" to its own write."""
+        try:
+            retry_conflicts(lambda: self.client.put_item(**self.put_op(item, if_absent=True)["Put"]))
+        except ClientError as error:
+            if _is_conditional_failure(error):
+                return _old_item(error) == deserialize(serialize(item))
+            raise
+        return True
+
     def put_if(self, item: Mapping[str, Any], condition: ConditionBase) -> bool:
         """Write ``item`` if ``condition`` holds on the item it replaces; False (nothing written) if not."""
         expressions = Expressions()
@@ -147,9 +162,16 @@ class Table:
         """``change`` plus ``version + 1``, only if the stored ``version`` is ``expected_version``.
 
         Raises ConditionFailed: ``current`` None when there is no such item, else the stored item
-        (its ``version`` is the one a 412 reports).
+        (its ``version`` is the one a 412 reports). A stored item one version on that holds every
+        value ``change`` sets is this very change, made by an attempt whose answer was lost (the SDK
+        retried after a read timeout): it is answered as written, not as a conflict.
         """
-        return self.update(key, _bumped(change), _at_version(expected_version))
+        try:
+            return self.update(key, _bumped(change), _at_version(expected_version))
+        except ConditionFailed as failed:
+            if failed.current is not None and _made_by(change, expected_version, failed.current):
+                return failed.current
+            raise
 
     # -- transaction items
 
@@ -291,6 +313,12 @@ def _old_item(error: ClientError) -> Item | None:
 
 
 # Kept for repositories that still call the client directly.
+
+
+def _made_by(change: Update, expected_version: int, current: Item) -> bool:
+    """Whether ``current`` is the item ``change`` made from ``expected_version``."""
+    wanted = deserialize(serialize(change.set))
+    return current.get("version") == expected_version + 1 and all(current.get(k) == v for k, v in wanted.items())
 
 
 def _bumped(change: Update) -> Update:
