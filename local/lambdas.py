@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from local.faults import FaultSettings, Tally
 from local.worker import LambdaContext
 
 log = logging.getLogger("local.lambda")
@@ -128,6 +129,7 @@ class FunctionSpec:
     memory_mb: int = 128
     region: str = "us-east-1"
     account: str = "123456789012"
+    faults: FaultSettings | None = None  # inject AWS faults into the function's SDK calls (local/faults.py)
 
     @property
     def arn(self) -> str:
@@ -159,7 +161,7 @@ class _Timeout(Exception):
 class _Worker:
     """One worker process and its two pipes."""
 
-    def __init__(self, spec: FunctionSpec) -> None:
+    def __init__(self, spec: FunctionSpec, number: int) -> None:
         config = {
             "name": spec.name,
             "arn": spec.arn,
@@ -167,6 +169,8 @@ class _Worker:
             "code_dir": str(spec.code_dir),
             "handler": spec.handler,
             "layers": [str(p) for p in spec.layers],
+            # Each worker draws its own faults: seeded by the stack's seed, the function and its number.
+            "faults": spec.faults.for_worker(spec.name, number) if spec.faults else None,
         }
         self.process = subprocess.Popen(
             # -P: the worker's own directory (local/) stays off sys.path, as it is off Lambda's. No
@@ -232,6 +236,7 @@ class FunctionWorkers:
     spec: FunctionSpec
     size: int = 1
     stats: WorkerStats = field(default_factory=WorkerStats)
+    faults: Tally = field(default_factory=Tally)  # AWS calls and injected faults, as the workers report them
 
     def __post_init__(self) -> None:
         self.name = self.spec.name
@@ -249,12 +254,14 @@ class FunctionWorkers:
         self._idle.append(self._spawn())
 
     def _spawn(self) -> _Worker:
-        worker = _Worker(self.spec)
+        with self._lock:
+            number = self.stats.cold_starts
+            self.stats.cold_starts += 1
+        worker = _Worker(self.spec, number)
         with self._lock:
             self._all.add(worker)
-            self.stats.cold_starts += 1
         try:
-            ready = worker.read(INIT_TIMEOUT_S)
+            ready = self._read(worker, INIT_TIMEOUT_S)
         except (_Timeout, EOFError) as error:
             self._retire(worker)
             raise FunctionInitError(f"{self.name}: the worker did not start ({error or 'init timed out'})") from None
@@ -263,6 +270,11 @@ class FunctionWorkers:
             failure = ready["init_error"]
             raise FunctionInitError(f"{self.name}: {failure['error_type']}: {failure['error_message']}")
         return worker
+
+    def _read(self, worker: _Worker, timeout_s: float) -> dict[str, Any]:
+        message = worker.read(timeout_s)
+        self.faults.add(message.get("faults") or {})
+        return message
 
     def _retire(self, worker: _Worker) -> None:
         with self._lock:
@@ -282,7 +294,7 @@ class FunctionWorkers:
             request_id = str(uuid.uuid4())
             try:
                 worker.send({"event": event, "timeout_s": self.spec.timeout_s, "request_id": request_id})
-                answer = worker.read(self.spec.timeout_s)
+                answer = self._read(worker, self.spec.timeout_s)
             except _Timeout:
                 # Lambda stops the environment; its next invocation is a cold start.
                 self._retire(worker)

@@ -217,7 +217,22 @@ def _engagement_steps(token_for: Callable[[str], str], post_ids: Mapping[str, st
     return steps
 
 
+# A 503 (a dependency the SDK could not get through to, as with ``--faults``) is sent again after its
+# Retry-After, as a client should: creates carry their Idempotency-Key, the rest are idempotent.
+UNAVAILABLE_ATTEMPTS = 5
+
+
 def _send(base_url: str, step: Step) -> tuple[int, dict[str, Any]]:
+    for _ in range(UNAVAILABLE_ATTEMPTS - 1):
+        status, answer, retry_after = _send_once(base_url, step)
+        if status != 503:
+            return status, answer
+        log.warning("%s %s: 503, again in %s s", step.method, step.path, retry_after)
+        time.sleep(retry_after)
+    return _send_once(base_url, step)[:2]
+
+
+def _send_once(base_url: str, step: Step) -> tuple[int, dict[str, Any], float]:
     request = urllib.request.Request(
         base_url + step.path,
         data=json.dumps(step.body).encode() if step.method != "GET" else None,
@@ -231,8 +246,8 @@ def _send(base_url: str, step: Step) -> tuple[int, dict[str, Any]]:
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
             raw = response.read()
-            return int(response.status), (json.loads(raw) if raw else {})
+            return int(response.status), (json.loads(raw) if raw else {}), 0.0
     except urllib.error.HTTPError as error:
-        if error.code != 409:
+        if error.code not in (409, 503):
             log.error("%s %s: %s", step.method, step.path, error.read().decode(errors="replace")[:500])
-        return int(error.code), {}
+        return int(error.code), {}, min(float(error.headers.get("Retry-After") or 1), 5.0)

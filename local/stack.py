@@ -10,6 +10,7 @@ import argparse
 import json
 import logging
 import os
+import random
 import signal
 import sys
 import threading
@@ -22,6 +23,7 @@ from typing import Any
 
 from local import STATE_DIR, cfn, engines, seed
 from local.auth import AUDIENCE, JwtAuthorizer, SigningKey, issuer_for
+from local.faults import KINDS, FaultSettings, Tally
 from local.gateway import ApiGateway
 from local.lambdas import Function, FunctionInitError, FunctionSpec, FunctionWorkers
 from local.provision import Provisioned, function_environment, provision
@@ -62,6 +64,7 @@ class Stack:
     stop_event: threading.Event
     run_schedules: bool
     base_url: str
+    faults: FaultSettings | None = None
     threads: list[threading.Thread] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -117,6 +120,26 @@ class Stack:
             return None
         return found["Body"].read(), str(found.get("ContentType") or "application/octet-stream")
 
+    def fault_tally(self) -> Tally:
+        """Every function's AWS calls and injected faults, added up."""
+        total = Tally()
+        for function in self.functions.values():
+            total.add(function.faults.snapshot())
+        return total
+
+    def describe_faults(self) -> dict[str, Any] | None:
+        """The stack page's ``faults``: the settings, the totals, and the counts by operation and kind."""
+        if self.faults is None:
+            return None
+        tally = self.fault_tally()
+        return {
+            "rate": self.faults.rate,
+            "seed": self.faults.seed,
+            "kinds": list(self.faults.kinds) or sorted(KINDS),
+            **tally.totals(),
+            "by_operation": tally.snapshot(),
+        }
+
     def describe(self) -> dict[str, Any]:
         """The stack page (``GET /__local/stack``): endpoints, resources, functions, pollers."""
         resolver = self.provisioned.resolver
@@ -144,9 +167,13 @@ class Stack:
                 if kind != "AWS::SecretsManager::Secret"
             },
             "functions": {
-                **{name: {"loaded": True, **vars(f.stats)} for name, f in self.functions.items()},
+                **{
+                    name: {"loaded": True, **vars(f.stats), **({"faults": f.faults.snapshot()} if self.faults else {})}
+                    for name, f in self.functions.items()
+                },
                 **{name: {"loaded": False, "reason": reason} for name, reason in self.unloaded.items()},
             },
+            "faults": self.describe_faults(),
             "pollers": [
                 {"function": p.function, "source": p.source, "type": p.kind, "stats": dict(p.stats())}
                 for p in self.pollers
@@ -166,7 +193,8 @@ def build(args: argparse.Namespace, running: engines.Engines, stop: threading.Ev
     provisioned = provision(template, running, args.state_dir, parameters)
     resolver = provisioned.resolver
 
-    specs, unloaded = _function_specs(template, provisioned, running)
+    faults = fault_settings(args)
+    specs, unloaded = _function_specs(template, provisioned, running, faults)
     functions, failed = _start_functions(specs, dict(args.workers_of), args.workers)
     unloaded |= failed
     routes = cfn.http_api_routes(template)
@@ -201,7 +229,9 @@ def build(args: argparse.Namespace, running: engines.Engines, stop: threading.Ev
     ready = threading.Event()
     pages = LocalPages(ready, issuer, signing_key, lambda: {}, scheduler, OPENAPI_FILE, base_url)
     server = LocalServer(("127.0.0.1", args.port), gateway, pages)
-    stack = Stack(running, provisioned, functions, unloaded, server, pollers, scheduler, stop, args.schedules, base_url)
+    stack = Stack(
+        running, provisioned, functions, unloaded, server, pollers, scheduler, stop, args.schedules, base_url, faults
+    )
     pages.describe = stack.describe
     pages.peek_queue = stack.peek_queue
     pages.list_bucket = stack.list_bucket
@@ -223,7 +253,7 @@ _FUNCTION_PROPERTIES = ("Runtime", "Handler", "CodeUri", "Timeout", "MemorySize"
 
 
 def _function_specs(
-    template: Mapping[str, Any], provisioned: Provisioned, running: engines.Engines
+    template: Mapping[str, Any], provisioned: Provisioned, running: engines.Engines, faults: FaultSettings | None
 ) -> tuple[dict[str, FunctionSpec], dict[str, str]]:
     """Each function's code, handler, settings and exact environment; and why the others cannot run."""
     resolver = provisioned.resolver
@@ -253,6 +283,7 @@ def _function_specs(
             timeout_s=float(props.get("Timeout", 3)),
             memory_mb=int(props.get("MemorySize", 128)),
             region=engines.REGION,
+            faults=faults,
         )
     return specs, unloaded
 
@@ -395,6 +426,12 @@ def banner(stack: Stack, key: SigningKey, issuer: str, seeded: list[str], elapse
         )
     for name, reason in stack.unloaded.items():
         lines.append(f"  Not running  {name}: {reason}")
+    if stack.faults:
+        kinds = ", ".join(stack.faults.kinds) or "every kind"
+        lines.append(
+            f"  Faults       {stack.faults.rate:.1%} of the functions' AWS calls fail ({kinds}), "
+            f"seed {stack.faults.seed}: counts at {url}/__local/stack"
+        )
     if seeded:
         lines.append(f"  Seed         {'; '.join(seeded)}")
     lines += ["", f"Tokens (valid 12 h; iss {issuer}, aud {AUDIENCE}; more: make token SUB=... GROUPS=...):"]
@@ -448,7 +485,37 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         help="template parameter override (repeatable), e.g. LogLevel=DEBUG",
     )
     parser.add_argument("--state-dir", type=Path, default=STATE_DIR, help="keys, secrets and logs (.local-stack/)")
-    return parser.parse_args(argv)
+    parser.add_argument(
+        "--faults",
+        type=float,
+        default=0.0,
+        metavar="RATE",
+        help="fail this share (0-1) of the functions' AWS call attempts as AWS fails them, and of their batch calls "
+        "in part (local/faults.py); counted on the stack page",
+    )
+    parser.add_argument("--fault-seed", type=int, help="seed of the injected faults (default: a random one, printed)")
+    parser.add_argument(
+        "--fault-kinds",
+        type=lambda text: tuple(kind for kind in text.split(",") if kind),
+        default=(),
+        metavar="KIND,...",
+        help=f"inject only these kinds (default every one): {', '.join(sorted(KINDS))}",
+    )
+    args = parser.parse_args(argv)
+    if not 0 <= args.faults <= 1:
+        parser.error("--faults is a rate between 0 and 1 (0.05: one attempt in twenty)")
+    if unknown := set(args.fault_kinds) - KINDS:
+        parser.error(f"unknown --fault-kinds {', '.join(sorted(unknown))}")
+    return args
+
+
+def fault_settings(args: argparse.Namespace) -> FaultSettings | None:
+    """What ``--faults`` asks of the workers (None: no injection). Without ``--fault-seed`` a seed is
+    drawn, and shown, so a run that found something can be played again."""
+    if not args.faults:
+        return None
+    seed = args.fault_seed if args.fault_seed is not None else random.SystemRandom().randrange(1_000_000)
+    return FaultSettings(args.faults, seed, args.fault_kinds)
 
 
 class _Formatter(logging.Formatter):
@@ -507,9 +574,29 @@ def main(argv: list[str] | None = None) -> int:
         log.info("stopping")
         if stack is not None:
             stack.stop()
+            _report_faults(stack)
         running.stop()
         log.info("stopped")
     return exit_code
+
+
+def _report_faults(stack: Stack) -> None:
+    """At exit: what the injected faults amounted to, so a run can be judged and replayed."""
+    if stack.faults is None:
+        return
+    tally = stack.fault_tally()
+    totals = tally.totals()
+    share = totals["faults"] / totals["calls"] if totals["calls"] else 0.0
+    log.info(
+        "faults (rate %s, seed %s): %d of %d AWS calls (%.1f%%)",
+        stack.faults.rate,
+        stack.faults.seed,
+        totals["faults"],
+        totals["calls"],
+        100 * share,
+    )
+    for line in tally.summary():
+        log.info("  %s", line)
 
 
 def _seed_tokens(key: SigningKey, issuer: str) -> tuple[str, str, Callable[[str], str], str]:

@@ -127,7 +127,7 @@ class EventInbox:
             self._sqs.delete_message(QueueUrl=self._url, ReceiptHandle=message["ReceiptHandle"])
 
 
-def _start(state_dir: Path) -> LocalStack:
+def _start(state_dir: Path, options: tuple[str, ...]) -> LocalStack:
     port = free_port()
     log = state_dir / "stack.log"
     environment = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")} | {"PYTHONUNBUFFERED": "1"}
@@ -138,6 +138,7 @@ def _start(state_dir: Path) -> LocalStack:
                 # Home feeds read the celebrity registry on every first page, not once per 30 s: a
                 # test sees a new celebrity's post at once.
                 *("--parameter", "PullAuthorsCacheSeconds=0"),
+                *options,
             ],
             cwd=ROOT,
             env=environment,
@@ -183,9 +184,10 @@ def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack
 
 
 @contextlib.contextmanager
-def running_stack(state_dir: Path) -> Iterator[LocalStack]:
-    """A local stack of its own, seeded, stopped at the end with every child process it started."""
-    stack = _start(state_dir)
+def running_stack(state_dir: Path, *options: str) -> Iterator[LocalStack]:
+    """A local stack of its own, seeded, stopped at the end with every child process it started;
+    ``options`` are more of ``python -m local.stack``'s (``--faults 0.1``)."""
+    stack = _start(state_dir, options)
     children = {name: pid for name, pid in stack.page()["processes"].items() if name != "stack"}
     stack.http.close()
     yield stack

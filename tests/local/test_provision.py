@@ -8,24 +8,20 @@ from typing import Any
 
 import pytest
 import requests
-from moto.server import ThreadedMotoServer
 
 from local import cfn
 from local.auth import AUDIENCE
-from local.dynamodb_local import free_port
 from local.engines import Engines
 from local.provision import Provisioned, function_environment, provision
+from tests.support.moto_server import moto_server as running_moto_server
 
 PARAMETERS = {"JwtIssuer": "http://127.0.0.1:3000/__local/issuer", "JwtAudience": AUDIENCE}
 
 
 @pytest.fixture(scope="module")
 def moto_server() -> Iterator[str]:
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port)
-    server.start()
-    yield f"http://127.0.0.1:{port}"
-    server.stop()
+    with running_moto_server() as endpoint:
+        yield endpoint
 
 
 @pytest.fixture

@@ -1,11 +1,44 @@
 """Faults injected where the SDK would see them: DynamoDB leaving part of a BatchWriteItem unprocessed, SQS
-refusing entries of a SendMessageBatch, as both do when throttled."""
+refusing entries of a SendMessageBatch, as both do when throttled; and the local stack's injector
+(``local.faults``) on one client, with the attempts it fails chosen by the test."""
 
+import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from local.faults import Injector
 from shopfeed.platform import clients
+
+
+class FirstAttempts(random.Random):
+    """The injector's random source when a test names the attempts that fail: the first ``failing``
+    draws say "fail", every later one "do not"."""
+
+    def __init__(self, failing: int) -> None:
+        super().__init__(0)
+        self.failing = failing
+
+    def random(self) -> float:
+        if self.failing:
+            self.failing -= 1
+            return 0.0
+        return 1.0
+
+    def getrandbits(self, k: int) -> int:
+        # Declared so that choice() draws its index from these bits: a subclass that overrides only
+        # random() gets a choice() that loops on random() until it answers below 1.0.
+        return super().getrandbits(k)
+
+
+@contextmanager
+def injected(client: Any, injector: Injector) -> Iterator[Injector]:
+    """``injector``'s faults in ``client``'s calls, for the block."""
+    injector.register(client.meta.events)
+    try:
+        yield injector
+    finally:
+        injector.unregister(client.meta.events)
 
 
 def every_second(position: int) -> bool:

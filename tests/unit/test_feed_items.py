@@ -35,6 +35,14 @@ def test_a_profile_written_before_any_counter_reads_as_zero_counts() -> None:
     assert items.profile_from(item).followers_count == 0
 
 
+def test_a_counter_taken_below_zero_reads_as_zero_not_as_a_failed_read() -> None:
+    # given: a post whose like went to the dead-letter queue while its unlike was counted (seen under
+    # --faults: GET /posts/{id} and every home feed holding it answered 500)
+    item = stored(items.post_item(post())) | {"likes_count": -1}
+    # then
+    assert items.post_from(item).likes_count == 0
+
+
 def test_a_follow_edge_round_trips_and_feeds_both_directions() -> None:
     # given
     edge = follow("U400", "U100")

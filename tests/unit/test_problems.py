@@ -60,6 +60,7 @@ def test_a_problem_body_has_the_rfc_members_and_the_errors_data() -> None:
         (errors.InvalidTransition("order", "O1", "Shipped", "Cancelled"), 409),
         (commerce_errors.PriceChanged([commerce_errors.PriceChange("P-1", {"amount": 1}, {"amount": 2})]), 409),
         (errors.Contention("order O1"), 409),
+        (errors.DependencyUnavailable(retry_after=2), 503),
     ],
     ids=lambda value: type(value).__name__ if isinstance(value, Exception) else str(value),
 )
@@ -88,13 +89,14 @@ def test_a_subclass_of_a_mapped_error_inherits_its_mapping() -> None:
     assert problems.spec_for(MissingOrder("order", "O1")) == PROBLEMS[errors.NotFound]
 
 
-def test_documented_responses_group_errors_by_status_and_always_include_401_403_and_422() -> None:
+def test_documented_responses_group_errors_by_status_and_always_include_401_403_422_and_503() -> None:
     # when
     responses = problems.problem_responses(
         errors.NotFound, commerce_errors.UnknownProducts, errors.InvalidRequest, errors.Unauthenticated
     )
     # then
-    assert list(responses) == [200, 401, 403, 404, 422]
+    assert list(responses) == [200, 401, 403, 404, 422, 503]
+    assert responses[503]["description"] == "Temporarily unavailable"
     assert responses[401]["description"] == "Authentication required"
     assert responses[403]["description"] == "Unusable token subject"
     assert responses[404]["description"] == "Resource not found; Unknown products"
@@ -106,5 +108,5 @@ def test_documented_responses_name_the_success_status_of_a_create() -> None:
     # when
     responses = problems.problem_responses(errors.AlreadyExists, ok=201)
     # then
-    assert list(responses) == [201, 401, 403, 409, 422]
+    assert list(responses) == [201, 401, 403, 409, 422, 503]
     assert "content" not in responses[201]  # its schema comes from the route's return type

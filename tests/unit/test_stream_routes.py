@@ -1,7 +1,11 @@
-"""Routing a batch: a handler routed for several record types sees all of their records at once."""
+"""Routing a batch: a handler routed for several record types sees all of their records at once; an AWS
+outage fails a handler's records, not the invocation."""
 
 from collections.abc import Sequence
 from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
 
 from shopfeed.platform import streams
 
@@ -74,3 +78,29 @@ def test_a_type_with_two_handlers_gives_each_all_its_records_and_fails_a_record_
     assert outcome.response() == {
         "batchItemFailures": [{"itemIdentifier": "1"}, {"itemIdentifier": "2"}, {"itemIdentifier": "3"}]
     }
+
+
+def test_a_handler_stopped_by_an_aws_outage_fails_its_own_records_not_the_invocation() -> None:
+    # given: the counter meets DynamoDB still throttling after the SDK's retries; the follows are fine
+    def throttled(changes: Sequence[streams.ItemChange]) -> streams.Failures:
+        raise ClientError({"Error": {"Code": "ProvisionedThroughputExceededException"}}, "TransactWriteItems")
+
+    def fine(changes: Sequence[streams.ItemChange]) -> streams.Failures:
+        return {}
+
+    # when
+    outcome = streams.route(
+        [record("1", "Follow"), record("2", "Post"), record("3", "Post")], {"Post": throttled, "Follow": fine}
+    )
+    # then: a partial batch response (Lambda delivers them again), not a function error
+    assert outcome.response() == {"batchItemFailures": [{"itemIdentifier": "2"}, {"itemIdentifier": "3"}]}
+
+
+def test_a_handler_stopped_by_any_other_aws_error_fails_the_invocation() -> None:
+    # given: a bug (a request DynamoDB refuses as malformed) is no outage to wait out
+    def malformed(changes: Sequence[streams.ItemChange]) -> streams.Failures:
+        raise ClientError({"Error": {"Code": "ValidationException"}}, "TransactWriteItems")
+
+    # when / then: raised, with its trace, as Lambda reports a function error
+    with pytest.raises(ClientError, match="ValidationException"):
+        streams.route([record("1", "Post")], {"Post": malformed})

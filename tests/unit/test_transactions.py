@@ -6,6 +6,7 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 
 from local.harness.builders import NOW, euros, order, placement
@@ -97,3 +98,30 @@ def test_placing_an_order_that_keeps_conflicting_is_a_contention_error(client: A
     # when / then: 409 contention, which tells the client a retry may succeed
     with pytest.raises(Contention):
         repository.place_order(*placement(placed), NOW)
+
+
+def test_a_single_item_write_that_meets_a_transaction_is_retried_until_it_lands(client: Any, stubbed: Stubber) -> None:
+    # given a put that twice meets an item a transaction holds (the SDK does not retry that), then lands
+    for _ in range(2):
+        stubbed.add_client_error("put_item", service_error_code="TransactionConflictException", http_status_code=400)
+    stubbed.add_response("put_item", {})
+
+    # when / then: no error, three calls
+    assert dynamo.Table(client, "T").put_if_absent({"PK": "a"})
+
+
+def test_a_single_item_write_that_keeps_meeting_transactions_gives_up_with_the_conflict(
+    client: Any, stubbed: Stubber
+) -> None:
+    for _ in range(3):
+        stubbed.add_client_error("put_item", service_error_code="TransactionConflictException", http_status_code=400)
+
+    with pytest.raises(ClientError, match="TransactionConflictException"):
+        transactions.retry_conflicts(lambda: client.put_item(TableName="T", Item={"PK": {"S": "a"}}), attempts=3)
+
+
+def test_any_other_error_of_a_single_item_write_is_not_retried(client: Any, stubbed: Stubber) -> None:
+    stubbed.add_client_error("put_item", service_error_code="ValidationException", http_status_code=400)
+
+    with pytest.raises(ClientError, match="ValidationException"):
+        transactions.retry_conflicts(lambda: client.put_item(TableName="T", Item={"PK": {"S": "a"}}))

@@ -1,6 +1,7 @@
 """Domain models of the feed context: what services reason about (no keys, no HTTP)."""
 
 import unicodedata
+from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Final
 
@@ -25,7 +26,10 @@ Bio = Annotated[str, StringConstraints(strip_whitespace=True, max_length=280)]
 PostText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_POST_LENGTH)]
 TAG_PATTERN: Final = r"^[a-z0-9_]{1,50}$"
 Tag = Annotated[str, StringConstraints(pattern=TAG_PATTERN)]
-Count = Annotated[int, Field(ge=0)]
+# A counter the stream consumer keeps. While one of its records waits in the dead-letter queue (its
+# retries ran out; the runbook redrives it), a later one may take the counter below zero: it reads
+# as 0 until the redrive, never as a failed read.
+Count = Annotated[int, Field(ge=0), BeforeValidator(lambda raw: max(raw, 0) if isinstance(raw, int | Decimal) else raw)]
 
 
 def normalise_tag(raw: str) -> str:

@@ -120,6 +120,16 @@ class Contention(DomainError):
         super().__init__(f"{what} is busy with concurrent changes; retry the request.")
 
 
+class DependencyUnavailable(DomainError):
+    """A service the request needs (DynamoDB, Secrets Manager, ...) was throttled, failing or out of
+    reach after every retry the SDK's budget allows (``platform.clients``). The request may be sent
+    again as it was: creates carry their Idempotency-Key, other writes are guarded or idempotent."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(f"A service this request needs is busy or unavailable; retry in {retry_after} s.")
+        self.retry_after = retry_after
+
+
 class UnsupportedMediaType(DomainError):
     def __init__(self) -> None:
         super().__init__("Send the body as application/json (UTF-8).")

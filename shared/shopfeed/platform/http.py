@@ -12,9 +12,10 @@ from aws_lambda_powertools.event_handler.depends import Depends
 from aws_lambda_powertools.event_handler.middlewares.openapi_validation import OpenAPIRequestValidationMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.request import Request
+from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import BaseModel
 
-from shopfeed.platform import problems
+from shopfeed.platform import outages, problems
 from shopfeed.platform.errors import (
     BodyTooLarge,
     DomainError,
@@ -44,6 +45,16 @@ def _domain_problem(error: DomainError) -> Response[Any]:
     if error.retry_after is not None:
         answer.headers["Retry-After"] = str(error.retry_after)
     return answer
+
+
+def _aws_failure(error: ClientError | BotoCoreError) -> Response[Any]:
+    """A dependency the SDK's retries could not get through to: 503 with Retry-After. Any other AWS
+    error is a bug and stays one: Lambda reports it (500), with its trace."""
+    outage = outages.unavailable(error)
+    if outage is None:
+        raise error
+    logger.warning("dependency unavailable", error=str(error))
+    return _domain_problem(outage)
 
 
 # A refusal lists at most this many errors (and says how many there were): its size never grows with
@@ -119,6 +130,7 @@ def build_resolver(*routers: Router) -> APIGatewayHttpResolver:
         return problem
 
     app.exception_handler(DomainError)(_domain_problem)
+    app.exception_handler([ClientError, BotoCoreError])(_aws_failure)
     app.exception_handler([UnsupportedMediaType, MalformedBody, BodyTooLarge])(authenticated(_domain_problem))
     app.exception_handler(RequestValidationError)(authenticated(_validation_problem))
     app.not_found(_no_route)

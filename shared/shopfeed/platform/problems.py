@@ -53,6 +53,9 @@ PROBLEMS: dict[type[errors.DomainError], ProblemSpec] = {
     errors.MalformedBody: ProblemSpec(HTTPStatus.BAD_REQUEST, "malformed-body", "Malformed body"),
     errors.BodyTooLarge: ProblemSpec(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "body-too-large", "Body too large"),
     SearchUnavailable: ProblemSpec(HTTPStatus.SERVICE_UNAVAILABLE, "search-unavailable", "Search unavailable"),
+    errors.DependencyUnavailable: ProblemSpec(
+        HTTPStatus.SERVICE_UNAVAILABLE, "dependency-unavailable", "Temporarily unavailable"
+    ),
 }
 
 
@@ -106,8 +109,10 @@ def body_for(error: errors.DomainError) -> tuple[HTTPStatus, dict[str, Any]]:
 
 def problem_responses(*raised: type[errors.DomainError], ok: int = 200) -> dict[int, Any]:
     """OpenAPI ``responses``: the success status (schema from the route's return type) plus the errors
-    a route may raise, and 401, 403 (a token subject that cannot be a user id) and 422, which every route has."""
+    a route may raise, and 401, 403 (a token subject that cannot be a user id), 422 and 503 (an AWS
+    dependency that stayed unavailable through the SDK's retries), which every route has."""
     specs = [PROBLEMS[errors.Unauthenticated], PROBLEMS[errors.UnusableSubject], VALIDATION]
+    specs.append(PROBLEMS[errors.DependencyUnavailable])
     specs += [PROBLEMS[e] for e in raised]
     grouped: dict[int, list[str]] = {}
     for spec in specs:

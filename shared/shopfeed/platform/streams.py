@@ -19,6 +19,10 @@ The response is built here from the handlers' answers. Powertools' BatchProcesso
 walks records one by one through a record handler, so a batch-wide handler would have to raise each
 record's failure again just for the processor to catch it (the plain dict is what Lambda reads).
 
+A handler that meets an AWS outage its SDK retries could not absorb (``platform.outages``) fails its
+own records, not the invocation: the records come again as any failed record does, without a
+function error (an alarm) or a bisection of the whole batch.
+
 A REMOVE (a delete, or TTL expiry) has no new image: its handler reads the old one (``image``).
 A record whose type has no route is logged and counted (``StreamRecordUnrouted``), then acknowledged:
 the event source mapping's FilterCriteria should not have let it in (a template test keeps the two
@@ -34,8 +38,10 @@ from typing import Any, Final
 
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
+from botocore.exceptions import BotoCoreError, ClientError
 
-from shopfeed.platform import dynamo
+from shopfeed.platform import dynamo, outages
+from shopfeed.platform.errors import DependencyUnavailable
 from shopfeed.platform.observability import logger, metrics
 
 ENTITY_TYPE = "entity_type"
@@ -214,8 +220,20 @@ def route(records: Iterable[Mapping[str, Any]], routes: Mapping[str, Route]) -> 
         metrics.add_metric(name=UNROUTED_METRIC, unit="Count", value=unrouted)
     for handler, changes in by_handler.items():
         # A record two handlers failed is retried once: the first reason is kept.
-        failures.update({key: error for key, error in handler(changes).items() if key not in failures})
+        failures.update({key: error for key, error in _run(handler, changes).items() if key not in failures})
     return BatchOutcome({key: failures[key] for key in order if key in failures})
+
+
+def _run(handler: RecordTypeHandler, changes: Sequence[ItemChange]) -> Mapping[str, Exception]:
+    """The handler's failures; all of its records when an AWS outage stopped it (see the module
+    docstring). Any other exception is a bug: it fails the invocation, with its trace."""
+    try:
+        return handler(changes)
+    except (ClientError, BotoCoreError, DependencyUnavailable) as error:
+        if not isinstance(error, DependencyUnavailable) and outages.unavailable(error) is None:
+            raise
+        logger.warning("records failed: a dependency is unavailable", records=len(changes), error=str(error))
+        return dict.fromkeys((change.sequence_number for change in changes), error)
 
 
 def handle_batch(event: Mapping[str, Any], routes: Mapping[str, Route]) -> PartialItemFailureResponse:

@@ -92,7 +92,7 @@ class ArchiveRepository:
                 return found
 
     def record(self, batch: ArchiveBatch) -> None:
-        if not self._table.put_if_absent(items.archive_batch_item(batch)):
+        if not self._table.create(items.archive_batch_item(batch)):
             raise BatchMoved(batch.batch_id)
 
     def mark_written(self, batch: ArchiveBatch, order_ids: Sequence[str], md5: str, now: str) -> ArchiveBatch:

@@ -31,7 +31,7 @@ class CatalogRepository:
         self._cursors = cursors
 
     def add_product(self, product: Product) -> None:
-        if not self._table.put_if_absent(items.product_item(product)):
+        if not self._table.create(items.product_item(product)):
             raise AlreadyExists("product", product.product_id)
 
     def get_product(self, product_id: str) -> Product | None:

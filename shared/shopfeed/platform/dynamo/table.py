@@ -16,9 +16,10 @@ from shopfeed.platform.dynamo.transactions import (
     TRANSACTION_ATTEMPTS,
     Transaction,
     TransactionContended,
+    retry_conflicts,
     transact_write,
 )
-from shopfeed.platform.errors import Contention
+from shopfeed.platform.errors import Contention, DependencyUnavailable
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -38,11 +39,15 @@ class ConditionFailed(Exception):
         self.current = current
 
 
-class TableBusy(Exception):
-    """DynamoDB kept answering part of a batch request as unprocessed (throttling)."""
+class TableBusy(DependencyUnavailable):
+    """DynamoDB kept answering part of a batch request as unprocessed (throttling): 503 at the edge."""
 
     def __init__(self, table: str) -> None:
-        super().__init__(f"table {table} left part of a batch unprocessed after every attempt")
+        super().__init__(retry_after=2)
+        self.table = table
+
+    def __str__(self) -> str:
+        return f"table {self.table} left part of a batch unprocessed after every attempt"
 
 
 class Table:
@@ -87,10 +92,25 @@ class Table:
     def put_if_absent(self, item: Mapping[str, Any]) -> bool:
         """Write ``item`` unless its key is taken; False (nothing written) if it was."""
         try:
-            self.client.put_item(**self.put_op(item, if_absent=True)["Put"])
+            retry_conflicts(lambda: self.client.put_item(**self.put_op(item, if_absent=True)["Put"]))
         except ClientError as error:
             if _is_conditional_failure(error):
                 return False
+            raise
+        return True
+
+    def create(self, item: Mapping[str, Any]) -> bool:
+        """Write ``item`` unless its key holds another item: True if the key now holds ``item``.
+
+        Unlike ``put_if_absent``, an equal item found there counts as written: it is this very write,
+        made by an attempt whose answer was lost (the SDK retries after a read timeout, and the retry
+        finds what the first attempt wrote). For creates whose caller must not answer "already
+        exists" to its own write."""
+        try:
+            retry_conflicts(lambda: self.client.put_item(**self.put_op(item, if_absent=True)["Put"]))
+        except ClientError as error:
+            if _is_conditional_failure(error):
+                return _old_item(error) == deserialize(serialize(item))
             raise
         return True
 
@@ -99,8 +119,10 @@ class Table:
         expressions = Expressions()
         rendered = expressions.condition(condition)
         try:
-            self.client.put_item(
-                TableName=self.name, Item=serialize(item), ConditionExpression=rendered, **expressions.arguments()
+            retry_conflicts(
+                lambda: self.client.put_item(
+                    TableName=self.name, Item=serialize(item), ConditionExpression=rendered, **expressions.arguments()
+                )
             )
         except ClientError as error:
             if _is_conditional_failure(error):
@@ -111,9 +133,11 @@ class Table:
     def update(self, key: Mapping[str, str], change: Update, condition: ConditionBase | None = None) -> Item:
         """UpdateItem; the item as written. Raises ConditionFailed with the item the condition saw."""
         try:
-            response = self.client.update_item(
-                **self.update_op(key, change, condition, return_old_on_failure=True)["Update"],
-                ReturnValues="ALL_NEW",
+            response = retry_conflicts(
+                lambda: self.client.update_item(
+                    **self.update_op(key, change, condition, return_old_on_failure=True)["Update"],
+                    ReturnValues="ALL_NEW",
+                )
             )
         except ClientError as error:
             if _is_conditional_failure(error):
@@ -125,7 +149,9 @@ class Table:
         """DeleteItem; the item deleted, None if there was none (deleting nothing is no error). Raises
         ConditionFailed with the item the condition saw (None when there was none)."""
         try:
-            response = self.client.delete_item(**self.delete_op(key, condition)["Delete"], ReturnValues="ALL_OLD")
+            response = retry_conflicts(
+                lambda: self.client.delete_item(**self.delete_op(key, condition)["Delete"], ReturnValues="ALL_OLD")
+            )
         except ClientError as error:
             if _is_conditional_failure(error):
                 raise ConditionFailed(_old_item(error)) from error
@@ -136,9 +162,16 @@ class Table:
         """``change`` plus ``version + 1``, only if the stored ``version`` is ``expected_version``.
 
         Raises ConditionFailed: ``current`` None when there is no such item, else the stored item
-        (its ``version`` is the one a 412 reports).
+        (its ``version`` is the one a 412 reports). A stored item one version on that holds every
+        value ``change`` sets is this very change, made by an attempt whose answer was lost (the SDK
+        retried after a read timeout): it is answered as written, not as a conflict.
         """
-        return self.update(key, _bumped(change), _at_version(expected_version))
+        try:
+            return self.update(key, _bumped(change), _at_version(expected_version))
+        except ConditionFailed as failed:
+            if failed.current is not None and _made_by(change, expected_version, failed.current):
+                return failed.current
+            raise
 
     # -- transaction items
 
@@ -280,6 +313,12 @@ def _old_item(error: ClientError) -> Item | None:
 
 
 # Kept for repositories that still call the client directly.
+
+
+def _made_by(change: Update, expected_version: int, current: Item) -> bool:
+    """Whether ``current`` is the item ``change`` made from ``expected_version``."""
+    wanted = deserialize(serialize(change.set))
+    return current.get("version") == expected_version + 1 and all(current.get(k) == v for k, v in wanted.items())
 
 
 def _bumped(change: Update) -> Update:

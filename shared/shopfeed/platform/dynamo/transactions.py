@@ -1,9 +1,9 @@
 """TransactWriteItems whose items carry labels, so cancellation reasons come back by label, and the
-one retry layer for transactions that collide with concurrent ones."""
+one retry layer for writes that collide with concurrent transactions."""
 
 import random
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -113,6 +113,20 @@ def transact_write(
                 raise TransactionCancelled(reasons) from error
             time.sleep(random.uniform(0, 0.01 * 2**attempt))  # full jitter, 10 ms doubling
     raise TransactionContended()
+
+
+def retry_conflicts[T](call: Callable[[], T], attempts: int = TRANSACTION_ATTEMPTS) -> T:
+    """``call`` (one single-item write), again with jittered backoff while it meets an item a
+    transaction holds (TransactionConflictException: the SDK does not retry it). After ``attempts``
+    the last conflict is raised: an outage to the caller (503 at the HTTP edge)."""
+    for attempt in range(attempts - 1):
+        try:
+            return call()
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "TransactionConflictException":
+                raise
+        time.sleep(random.uniform(0, 0.01 * 2**attempt))  # full jitter, 10 ms doubling
+    return call()
 
 
 def _labelled(ops: Mapping[str, "TransactWriteItemTypeDef"]) -> Transaction:

@@ -21,6 +21,20 @@ def _wait_for(condition: Any) -> None:
         time.sleep(0.01)
 
 
+def _aws_error(endpoint: str) -> str | None:
+    """What one GetItem through boto3's default session met: its error code or exception, None if none."""
+    import boto3  # here: the other actions must not pay for it
+    from botocore.config import Config
+
+    config = Config(retries={"mode": "standard", "total_max_attempts": 1}, connect_timeout=1)
+    client = boto3.client("dynamodb", endpoint_url=endpoint, config=config)
+    try:
+        client.get_item(TableName="Items", Key={"PK": {"S": "a"}})
+    except Exception as error:  # noqa: BLE001 - what it was is the answer
+        return str(getattr(error, "response", {}).get("Error", {}).get("Code") or type(error).__name__)
+    return None
+
+
 def handler(event: dict[str, Any], context: Any) -> Any:
     CURRENT["request"] = event
     action = event["do"]
@@ -36,6 +50,8 @@ def handler(event: dict[str, Any], context: Any) -> Any:
         # Says it started, then holds its worker until the test releases it.
         Path(event["started"]).touch()
         _wait_for(Path(event["release"]).exists)
+    if action == "aws":
+        return {"error": _aws_error(event["endpoint"])}
     if action == "meet":
         # Arrives, then waits until every party arrived: they all run at the same time.
         directory = Path(event["rendezvous"])
