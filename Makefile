@@ -23,7 +23,7 @@ PYTEST := $(PY) -m pytest
 SAM_BUILD_FLAGS ?= --cached --parallel
 
 .PHONY: help deps dev token check test test-unit test-integration test-ddblocal test-e2e test-samlocal test-template test-local \
-        lint format typecheck openapi build deploy bench clean sam-setup sam-api reindex \
+        lint format typecheck openapi build deploy bench clean sam-setup sam-api reindex soak \
         backfill restore
 
 help:  ## list the targets
@@ -102,6 +102,9 @@ test-e2e: deps
 	$(PYTEST) tests/e2e
 test-template: deps
 	$(PYTEST) tests/template
+soak: deps  ## a minute of mixed traffic on a stack failing 5 % of its AWS calls, then the ledger checked (docs/reliability.md)
+	$(PYTEST) -s tests/e2e/test_soak.py
+
 test-samlocal: deps  ## sam local invoke/start-api in a container runtime (skips, saying why, without one)
 	$(PYTEST) tests/samlocal
 
