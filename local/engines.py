@@ -35,6 +35,9 @@ REGION = "us-east-1"
 # moto accepts any credentials and DynamoDB Local keys its data by them: fixed dummies keep one
 # database, and keep real credentials from the environment away from the local stack.
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}
+# How much longer the functions' AWS calls may wait here than in AWS: DynamoDB Local on a loaded
+# two-core machine has taken over 5 s to answer, where the API's budget reads for 1.5 s.
+CALL_TIMEOUT_SCALE = "4"
 # The kernel sends the child SIGTERM when the stack dies, even by SIGKILL (util-linux's setpriv sets
 # PR_SET_PDEATHSIG, then execs the command; without it children are only stopped on a clean exit).
 _DIE_WITH_PARENT = ["setpriv", "--pdeathsig", "TERM", "--"] if shutil.which("setpriv") else []
@@ -66,6 +69,9 @@ class Engines:
             "AWS_REGION": REGION,
             "AWS_DEFAULT_REGION": REGION,
             "AWS_EC2_METADATA_DISABLED": "true",
+            # The functions' timeouts are sized for AWS; the engines here share two cores with the
+            # functions (shopfeed.platform.clients, call_timeout_scale).
+            "CALL_TIMEOUT_SCALE": CALL_TIMEOUT_SCALE,
             # Any service without its own variable goes to moto, never to a real AWS account.
             "AWS_ENDPOINT_URL": self.aws_endpoint,
             "AWS_ENDPOINT_URL_DYNAMODB": self.dynamodb_endpoint,

@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from local import cfn
+from local.engines import CALL_TIMEOUT_SCALE
 
 DEFAULT_HOST = "host.docker.internal"
 HOST_VARIABLE = "SHOPFEED_SAMLOCAL_HOST"
@@ -52,6 +53,8 @@ def variables(
         "AWS_SESSION_TOKEN": "samlocal",
         "AWS_REGION": "us-east-1",
         "AWS_DEFAULT_REGION": "us-east-1",
+        # Containers reach DynamoDB Local through the container network: slower than AWS's milliseconds.
+        "CALL_TIMEOUT_SCALE": CALL_TIMEOUT_SCALE,
     }
 
 

@@ -20,6 +20,7 @@ import pytest
 from moto.server import ThreadedMotoServer
 
 from local import dynamodb_local
+from local.engines import CALL_TIMEOUT_SCALE
 from local.harness.client import ApiClient
 from local.harness.tables import create_tables
 from shopfeed.platform import clients, dynamo
@@ -71,6 +72,7 @@ def tables(
     Depends on the autouse ``environment`` fixture so the endpoint is set after it cleared them.
     """
     monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", engine.endpoint)
+    monkeypatch.setenv("CALL_TIMEOUT_SCALE", CALL_TIMEOUT_SCALE)
     reset_caches()
     names = create_tables(clients.dynamodb(), suffix=f"-{uuid.uuid4().hex[:12]}")
     monkeypatch.setenv("COMMERCE_TABLE_NAME", names["CommerceTable"])

@@ -31,3 +31,19 @@ def test_the_api_functions_fail_fast_and_never_adapt_their_rate_per_container() 
         variables = cfn.function_properties(function)["Environment"]["Variables"]
         assert variables["CALL_BUDGET"] == "request", function
     assert BUDGETS["request"].mode == "standard"
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_no_function_in_aws_stretches_its_timeouts(function: str) -> None:
+    # CALL_TIMEOUT_SCALE is for the local engines only (local/engines.py)
+    assert "CALL_TIMEOUT_SCALE" not in cfn.function_properties(function)["Environment"]["Variables"]
+
+
+def test_a_timeout_scale_stretches_the_waits_and_keeps_the_attempts() -> None:
+    budget = BUDGETS["request"]
+    stretched = budget.config(4.0)
+    assert (stretched.connect_timeout, stretched.read_timeout) == (
+        budget.connect_timeout_s * 4,
+        budget.read_timeout_s * 4,
+    )
+    assert stretched.retries == budget.config().retries

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Literal
 
 import boto3
 from botocore.config import Config
+from pydantic import Field
 
 from shopfeed.platform.config import Settings, settings
 
@@ -63,11 +64,11 @@ class CallBudget:
     connect_timeout_s: float
     read_timeout_s: float
 
-    def config(self) -> Config:
+    def config(self, timeout_scale: float = 1.0) -> Config:
         return Config(
             retries={"mode": self.mode, "total_max_attempts": self.attempts},
-            connect_timeout=self.connect_timeout_s,
-            read_timeout=self.read_timeout_s,
+            connect_timeout=self.connect_timeout_s * timeout_scale,
+            read_timeout=self.read_timeout_s * timeout_scale,
             tcp_keepalive=True,
         )
 
@@ -93,10 +94,15 @@ BUDGETS: dict[str, CallBudget] = {
 class ClientSettings(Settings):
     # The tightest by default: a function that says nothing gets the budget of the Globals' 10 s.
     call_budget: Literal["request", "background", "batch"] = "request"
+    # Local engines only (never set in template.yaml): DynamoDB Local is a JVM on the developer's
+    # machine and answers a loaded two-core laptop in seconds where DynamoDB answers in milliseconds,
+    # so the local stack and the tests on it stretch every timeout by this factor (local/engines.py).
+    call_timeout_scale: float = Field(default=1.0, ge=1.0, le=10.0)
 
 
 def _config() -> Config:
-    return BUDGETS[settings(ClientSettings).call_budget].config()
+    chosen = settings(ClientSettings)
+    return BUDGETS[chosen.call_budget].config(chosen.call_timeout_scale)
 
 
 @cache
