@@ -17,7 +17,7 @@ from local.harness.tables import create_tables
 from shopfeed.feed import items, keys
 from shopfeed.feed.engagement import notifications
 from shopfeed.feed.engagement.repository import EngagementRepository
-from shopfeed.feed.models import Comment, Like, Post
+from shopfeed.feed.models import Comment, Like, NotificationKind, Post
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import derived_id
 from shopfeed.platform.cursors import CursorCodec
@@ -66,14 +66,7 @@ def like(post: Post, user_id: str, at: str = "2026-05-01T10:15:00.000Z") -> Like
 
 
 def comment(post: Post, user_id: str, comment_id: str) -> Comment:
-    made = Comment(
-        comment_id=comment_id,
-        post_id=post.post_id,
-        author_id=user_id,
-        post_author_id=post.author_id,
-        text="nice",
-        created_at="2026-05-01T10:20:00.000Z",
-    )
+    made = feed_builders.comment(post, user_id, comment_id=comment_id)
     put(items.comment_item(made))
     return made
 
@@ -310,3 +303,50 @@ def table_items_of(user_id: str) -> list[dict[str, Any]]:
         ConsistentRead=True,
     )
     return [dynamo.deserialize(raw) for raw in response["Items"]]
+
+
+# -- mentions -----------------------------------------------------------------------------------
+
+
+def register_handles(*user_ids: str) -> None:
+    """The unique-handle guards registration writes (each user's handle is ``feed_builders.handle_of``)."""
+    for user_id in user_ids:
+        put(items.handle_guard_item(feed_builders.profile(user_id)))
+
+
+def mentions_of(user_id: str) -> list[tuple[str, str | None, str | None]]:
+    listed = social().list_notifications(user_id, unread=True, limit=50, cursor=None).items
+    return [(n.actor_id, n.post_id, n.comment_id) for n in listed if n.kind is NotificationKind.MENTION]
+
+
+def test_a_post_naming_three_handles_one_unknown_notifies_two_users_once_each_however_often_it_comes(
+    feed: CommerceStream,
+) -> None:
+    # given U100's post naming U200 (twice), U300, a handle nobody holds, and U100 itself
+    register_handles("U100", "U200", "U300")
+    text = "Thanks @user_u200 and @USER_U300, not @nobody_here; @user_u100 wrote it, @user_u200 again."
+    post = feed_builders.post("U100", text=text)
+    put_post(TABLE, post)
+    records = routed(feed.read())
+    # when the batch is delivered three times
+    assert [consume(records) for _ in range(3)] == [{"batchItemFailures": []}] * 3
+    # then U200 and U300 are notified once each, and the author is not
+    assert mentions_of("U200") == [("U100", post.post_id, None)]
+    assert mentions_of("U300") == [("U100", post.post_id, None)]
+    assert mentions_of("U100") == []
+
+
+def test_a_comment_mentioning_someone_notifies_them_once_beside_the_posts_author(feed: CommerceStream) -> None:
+    # given U300 comments on U100's post, naming U200
+    register_handles("U100", "U200", "U300")
+    post = feed_builders.post("U100")
+    put_post(TABLE, post)
+    made = feed_builders.comment(post, "U300", text="@user_u200 have a look")
+    put(items.comment_item(made))
+    records = routed(feed.read())
+    # when the batch is delivered twice
+    assert [consume(records) for _ in range(2)] == [{"batchItemFailures": []}] * 2
+    # then U200 is notified of the comment, and the post's author of the comment as before
+    assert mentions_of("U200") == [("U300", post.post_id, made.comment_id)]
+    listed = social().list_notifications("U100", unread=True, limit=50, cursor=None).items
+    assert [(n.kind, n.actor_id) for n in listed] == [("comment", "U300")]
