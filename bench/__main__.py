@@ -76,6 +76,8 @@ def main() -> None:
             feed_round_trips.__doc__ or "",
             feed_trips.markdown(),
             "",
+            feed_round_trips.CHANGES,
+            "",
             "## Order placement throughput (informative)",
             "",
             throughput.__doc__ or "",

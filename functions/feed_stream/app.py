@@ -10,23 +10,15 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shopfeed.feed import bootstrap, items
-from shopfeed.feed.consumers import (
-    count_on_leaderboard,
-    count_on_posts,
-    count_on_profiles,
-    fan_out,
-    notify,
-    remove_engagement,
-    sync_post_search,
-)
+from shopfeed.feed import consumers as on
 from shopfeed.platform import streams, warmup
 from shopfeed.platform.observability import logger, metrics
 
 ROUTES: dict[str, streams.Route] = {
-    items.POST: (fan_out, count_on_profiles, remove_engagement, sync_post_search),
-    items.FOLLOW: (count_on_profiles, notify, count_on_leaderboard),
-    items.LIKE: (count_on_posts, notify),
-    items.COMMENT: (count_on_posts, notify),
+    items.POST: (on.fan_out, on.count_on_profiles, on.remove_engagement, on.sync_post_search, on.notify_mentioned),
+    items.FOLLOW: (on.count_on_profiles, on.notify, on.count_on_leaderboard),
+    items.LIKE: (on.count_on_posts, on.notify),
+    items.COMMENT: (on.count_on_posts, on.notify, on.notify_mentioned),
 }
 warmup.prime(*bootstrap.STREAM_PORTS)
 

@@ -5,7 +5,7 @@ import re
 from datetime import datetime, timedelta
 
 from local.harness.builders import EARLIER, NOW
-from shopfeed.feed.models import Delivery, Follow, Post, Profile
+from shopfeed.feed.models import Comment, Delivery, Follow, Post, Profile
 from shopfeed.platform.clock import iso, new_id
 
 
@@ -54,3 +54,20 @@ def posts_every_minute(
 
 def follow(follower_id: str, followee_id: str, at: datetime = NOW) -> Follow:
     return Follow(follower_id=follower_id, followee_id=followee_id, followed_at=iso(at))
+
+
+def comment(
+    post: Post,
+    author_id: str,
+    text: str = "nice",
+    comment_id: str = "01JAAAAAAAAAAAAAAAAAAAAAAA",
+    at: str = "2026-05-01T10:20:00.000Z",
+) -> Comment:
+    return Comment(
+        comment_id=comment_id,
+        post_id=post.post_id,
+        author_id=author_id,
+        post_author_id=post.author_id,
+        text=text,
+        created_at=at,
+    )

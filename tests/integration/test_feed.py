@@ -15,6 +15,7 @@ from local.harness.feed_seed import deliver, feed_table, newest_first, publish, 
 from local.harness.tables import table_items
 from shopfeed.feed import items, keys, repository
 from shopfeed.feed.bootstrap import feed_store
+from shopfeed.feed.models import Post
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.cursors import CursorCodec
 from tests.support.calls import dynamodb_calls
@@ -93,6 +94,7 @@ def test_get_a_post_is_one_strongly_consistent_get_item(feed_api: ApiClient) -> 
     # then
     assert answer.json == post
     assert calls.operations == ["GetItem"]
+    assert calls.requests[0][1]["ConsistentRead"] is True  # a post just liked shows its like (FEED-004)
 
 
 def test_deleting_my_post_removes_it_and_its_tag_items(feed_api: ApiClient) -> None:
@@ -222,6 +224,25 @@ def test_a_celebritys_post_reaches_a_followers_feed_through_the_merge(feed_api: 
     # my feed partition and the celebrity's pulled posts, the registry and my edge to it, the posts
     assert calls.counts() == {"Query": 3, "BatchGetItem": 2}
     assert not [i for i in feed_items() if i["entity_type"] == items.FEED_ENTRY and i["post_id"] == newer["post_id"]]
+
+
+def test_the_home_feed_reads_eventually_and_hydrates_only_the_posts_fields(feed_api: ApiClient, celebrity: str) -> None:
+    # given
+    follow(feed_api, "U400")
+    publish(feed_api.as_user("U400"), "fanned out")
+    publish(feed_api.as_user(celebrity), "pulled")
+    # when
+    with dynamodb_calls() as calls:
+        assert feed_api.get("/feed").status == 200
+    # then: no strongly consistent read (FEED-003 is eventual: half the RCU), posts without their index keys
+    batches = [
+        batch for op, params in calls.requests if op == "BatchGetItem" for batch in params["RequestItems"].values()
+    ]
+    queries = [params for op, params in calls.requests if op == "Query"]
+    assert [batch["ConsistentRead"] for batch in batches] == [False, False]
+    assert not [query for query in queries if query.get("ConsistentRead")]
+    posts = batches[-1]
+    assert set(posts["ExpressionAttributeNames"].values()) == set(Post.model_fields)
 
 
 def test_paging_a_mixed_feed_returns_each_post_once_in_order(feed_api: ApiClient, celebrity: str) -> None:

@@ -15,13 +15,15 @@ from local.harness.client import LambdaContext
 from local.harness.fanout import FanoutLine, delete_post, follow, put_post, put_profiles
 from local.harness.tables import create_tables
 from shopfeed.feed import items, keys
+from shopfeed.feed.engagement import notifications
 from shopfeed.feed.engagement.repository import EngagementRepository
-from shopfeed.feed.models import Comment, Like, Post
+from shopfeed.feed.models import Comment, Like, NotificationKind, Post
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import derived_id
 from shopfeed.platform.cursors import CursorCodec
 from tests.integration.outbox_support import CommerceStream, batch
 from tests.integration.test_feed_stream import FEED_STREAM, TABLE
+from tests.support.calls import dynamodb_calls
 
 ROUTED = (items.POST, items.FOLLOW, items.LIKE, items.COMMENT)
 
@@ -64,14 +66,7 @@ def like(post: Post, user_id: str, at: str = "2026-05-01T10:15:00.000Z") -> Like
 
 
 def comment(post: Post, user_id: str, comment_id: str) -> Comment:
-    made = Comment(
-        comment_id=comment_id,
-        post_id=post.post_id,
-        author_id=user_id,
-        post_author_id=post.author_id,
-        text="nice",
-        created_at="2026-05-01T10:20:00.000Z",
-    )
+    made = feed_builders.comment(post, user_id, comment_id=comment_id)
     put(items.comment_item(made))
     return made
 
@@ -232,3 +227,126 @@ def test_following_and_unfollowing_ten_times_in_an_hour_notifies_once(feed: Comm
         ("follow", "U200", "2026-05-01T11:00:00.000Z"),
         ("follow", "U200", "2026-05-01T10:00:00.000Z"),
     ]
+
+
+# -- marking all read ---------------------------------------------------------------------------
+
+READ_AT = "2026-05-02T00:00:00.000Z"
+
+
+def unread_follow_notifications(count: int) -> list[str]:
+    """``count`` unread follow notifications of U100 (one per follower), as the stream consumer puts them."""
+    made = [
+        notifications.follow_notification(
+            feed_builders.follow(f"U9{n:03d}", "U100", at=datetime(2026, 5, 1, tzinfo=UTC))
+        )
+        for n in range(count)
+    ]
+    for notification in made:
+        put(items.notification_item(notification))
+    return [notification.notification_id for notification in made]
+
+
+def test_marking_all_read_is_one_query_and_one_transaction_per_hundred_notifications(feed: CommerceStream) -> None:
+    # given 150 unread notifications and one read already
+    earlier, *_ = unread_follow_notifications(151)
+    social().mark_read("U100", earlier, "2026-05-01T12:00:00.000Z")
+    # when
+    with dynamodb_calls() as calls:
+        marked = social().mark_all_read("U100", READ_AT)
+    # then: 4 round trips where an UpdateItem each took 152
+    assert marked == 150
+    assert calls.operations == ["Query", "TransactWriteItems", "Query", "TransactWriteItems"]
+    assert social().list_notifications("U100", unread=True, limit=50, cursor=None).items == []
+    listed = [n for page in all_notifications("U100") for n in page]
+    assert len(listed) == 151
+    assert {n.read_at for n in listed if n.notification_id != earlier} == {READ_AT}
+    assert [n.read_at for n in listed if n.notification_id == earlier] == ["2026-05-01T12:00:00.000Z"]  # kept
+    stored = table_items_of("U100")
+    assert all(items.EXPIRES_AT in i and keys.UNREAD_BY_USER.partition_key not in i for i in stored)
+
+
+def test_marking_all_read_leaves_out_a_notification_gone_since_the_index_listed_it(feed: CommerceStream) -> None:
+    # given three unread notifications, one of which goes between the Query and the transaction
+    first, gone, last = unread_follow_notifications(3)
+    client = clients.dynamodb()
+
+    def remove_one(**_: Any) -> None:
+        client.meta.events.unregister("before-call.dynamodb.TransactWriteItems", remove_one)
+        client.delete_item(TableName=TABLE, Key=dynamo.serialize(keys.notification("U100", gone)))
+
+    client.meta.events.register("before-call.dynamodb.TransactWriteItems", remove_one)
+    # when
+    with dynamodb_calls() as calls:
+        marked = social().mark_all_read("U100", READ_AT)
+    # then the transaction is sent again without it, and it is not brought back
+    assert marked == 2
+    assert calls.operations == ["Query", "DeleteItem", "TransactWriteItems", "TransactWriteItems"]
+    assert sorted(i["SK"] for i in table_items_of("U100")) == sorted([first, last])
+
+
+def all_notifications(user_id: str) -> list[list[Any]]:
+    pages, cursor = [], None
+    while True:
+        page = social().list_notifications(user_id, unread=False, limit=50, cursor=cursor)
+        pages.append(page.items)
+        if page.next_cursor is None:
+            return pages
+        cursor = page.next_cursor
+
+
+def table_items_of(user_id: str) -> list[dict[str, Any]]:
+    response = clients.dynamodb().query(
+        TableName=TABLE,
+        KeyConditionExpression="PK = :pk",
+        ExpressionAttributeValues={":pk": {"S": keys.notification_partition(user_id)}},
+        ConsistentRead=True,
+    )
+    return [dynamo.deserialize(raw) for raw in response["Items"]]
+
+
+# -- mentions -----------------------------------------------------------------------------------
+
+
+def register_handles(*user_ids: str) -> None:
+    """The unique-handle guards registration writes (each user's handle is ``feed_builders.handle_of``)."""
+    for user_id in user_ids:
+        put(items.handle_guard_item(feed_builders.profile(user_id)))
+
+
+def mentions_of(user_id: str) -> list[tuple[str, str | None, str | None]]:
+    listed = social().list_notifications(user_id, unread=True, limit=50, cursor=None).items
+    return [(n.actor_id, n.post_id, n.comment_id) for n in listed if n.kind is NotificationKind.MENTION]
+
+
+def test_a_post_naming_three_handles_one_unknown_notifies_two_users_once_each_however_often_it_comes(
+    feed: CommerceStream,
+) -> None:
+    # given U100's post naming U200 (twice), U300, a handle nobody holds, and U100 itself
+    register_handles("U100", "U200", "U300")
+    text = "Thanks @user_u200 and @USER_U300, not @nobody_here; @user_u100 wrote it, @user_u200 again."
+    post = feed_builders.post("U100", text=text)
+    put_post(TABLE, post)
+    records = routed(feed.read())
+    # when the batch is delivered three times
+    assert [consume(records) for _ in range(3)] == [{"batchItemFailures": []}] * 3
+    # then U200 and U300 are notified once each, and the author is not
+    assert mentions_of("U200") == [("U100", post.post_id, None)]
+    assert mentions_of("U300") == [("U100", post.post_id, None)]
+    assert mentions_of("U100") == []
+
+
+def test_a_comment_mentioning_someone_notifies_them_once_beside_the_posts_author(feed: CommerceStream) -> None:
+    # given U300 comments on U100's post, naming U200
+    register_handles("U100", "U200", "U300")
+    post = feed_builders.post("U100")
+    put_post(TABLE, post)
+    made = feed_builders.comment(post, "U300", text="@user_u200 have a look")
+    put(items.comment_item(made))
+    records = routed(feed.read())
+    # when the batch is delivered twice
+    assert [consume(records) for _ in range(2)] == [{"batchItemFailures": []}] * 2
+    # then U200 is notified of the comment, and the post's author of the comment as before
+    assert mentions_of("U200") == [("U300", post.post_id, made.comment_id)]
+    listed = social().list_notifications("U100", unread=True, limit=50, cursor=None).items
+    assert [(n.kind, n.actor_id) for n in listed] == [("comment", "U300")]

@@ -12,7 +12,7 @@ Ports come from ``feed.bootstrap``, built once per container.
 from collections.abc import Sequence
 
 from shopfeed.feed import bootstrap, keys
-from shopfeed.feed.engagement import cleanup, notifications
+from shopfeed.feed.engagement import cleanup, mentions, notifications
 from shopfeed.feed.engagement.counters import counted_on_leaderboard, counted_on_posts, post_gone
 from shopfeed.feed.follows.counters import counted_on_profiles
 from shopfeed.feed.home import fanout
@@ -69,6 +69,12 @@ def notify(changes: Sequence[streams.ItemChange]) -> streams.Failures:
     ones (which the put made, so the count finds them)."""
     failures = notifications.put_notifications(bootstrap.table(), changes)
     return {**_count(changes, notifications.counted_on_notifications), **failures}
+
+
+def notify_mentioned(changes: Sequence[streams.ItemChange]) -> streams.Failures:
+    """New posts and comments → a notification for each existing user their text @mentions (at most
+    ``mentions.MAX_MENTIONS``), each once however often the record comes."""
+    return mentions.put_mention_notifications(bootstrap.table(), changes)
 
 
 def remove_engagement(changes: Sequence[streams.ItemChange]) -> streams.Failures:

@@ -146,13 +146,14 @@ class NotificationKind(StrEnum):
     LIKES = "likes"  # likes of one post in one hour, collapsed into one notification with a count
     COMMENT = "comment"
     FOLLOW = "follow"
+    MENTION = "mention"  # an @handle in a post or comment (actor: its author; comment_id set for a comment)
 
 
 class Notification(Model):
     notification_id: str
     user_id: UserId  # the recipient
     kind: NotificationKind
-    actor_id: UserId  # who followed or commented; the first liker of the hour
+    actor_id: UserId  # who followed, commented or mentioned; the first liker of the hour
     post_id: str | None = None
     comment_id: str | None = None
     count: Count = 1

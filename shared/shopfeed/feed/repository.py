@@ -46,6 +46,8 @@ POST_SNAPSHOT: Final = Snapshot(Post, version=1)
 MAX_MERGED_AUTHORS: Final = 64
 MAX_PULL_AUTHORS: Final = 1000
 _KEYS_PER_BATCH_GET: Final = 100  # DynamoDB's limit
+# What a feed page reads of a post: its model's fields, not the index keys the item also carries.
+_POST_FIELDS: Final = tuple(Post.model_fields)
 # A home feed cursor: the scope (its user id JSON-escaped, at most 756 characters), the merge's watermark
 # (a feed sort key, under 100 characters), a hex digit per four sources and 8 characters per author, as
 # base64 with the signature. The bound leaves room below the 4,096 characters the API takes.
@@ -192,7 +194,8 @@ class FeedRepository:
 
     def home_feed(self, user_id: str, limit: int, cursor: str | None) -> Page[Post]:
         """My feed partition merged with the pulled posts of the celebrities I follow, newest first,
-        then the page's posts read in one BatchGetItem (entries are small references).
+        then the page's posts read in one BatchGetItem (entries are small references). Every read here is
+        eventually consistent: a feed is (FEED-003), and it halves the page's read capacity.
 
         The celebrities are chosen on the first page and travel in the cursor as 48-bit fingerprints
         (8 characters each), found again in the pull-author registry on later pages: every page of one
@@ -237,7 +240,9 @@ class FeedRepository:
         edges = [
             edge
             for start in range(0, len(edge_keys), _KEYS_PER_BATCH_GET)
-            for edge in self._table.get_many(edge_keys[start : start + _KEYS_PER_BATCH_GET], keys.FOLLOW_ATTRIBUTES)
+            for edge in self._table.get_many(
+                edge_keys[start : start + _KEYS_PER_BATCH_GET], keys.FOLLOW_ATTRIBUTES, consistent=False
+            )
         ]
         followed = [candidates[items.follow_from(edge).followee_id] for edge in edges]
         followed.sort(key=lambda a: (a.last_pull_post_at, a.author_id), reverse=True)
@@ -257,7 +262,9 @@ class FeedRepository:
     def _posts(self, entries: Sequence[FeedEntry]) -> list[Post]:
         if not entries:
             return []
-        found = self._table.get_many([keys.post(e.post_id) for e in entries])
+        # Eventual, as the feed is (design §2: FEED-003 is not a read-your-write): half the RCU of the page's
+        # biggest read. A post deleted in the last second may still show; GET /posts/{id} stays strong.
+        found = self._table.get_many([keys.post(e.post_id) for e in entries], _POST_FIELDS, consistent=False)
         by_id = {post.post_id: post for post in map(items.post_from, found)}
         return [by_id[e.post_id] for e in entries if e.post_id in by_id]
 

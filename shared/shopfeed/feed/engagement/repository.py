@@ -30,8 +30,10 @@ _KEY: Final = "idempotency-key"
 
 COMMENT_SNAPSHOT: Final = Snapshot(Comment, version=1)
 LEADERBOARD_SIZE: Final = 100
-# Mark-all-read works through the unread index a page at a time (one Query + one UpdateItem each).
-_MARK_ALL_PAGE: Final = 100
+# Mark-all-read works through the unread index a page at a time: one Query, then one TransactWriteItems
+# of the page's updates, so a page is at most the 100 items a transaction takes.
+_MARK_ALL_PAGE: Final = dynamo.MAX_TRANSACTION_ITEMS
+_EXISTS: Final = Attr(dynamo.PARTITION).exists()
 
 
 class EngagementRepository:
@@ -141,35 +143,47 @@ class EngagementRepository:
         """One UpdateItem: leaves the unread index (its keys removed), expires later by TTL. Marking a
         read one again keeps its first ``read_at``."""
         try:
-            item = self._table.update(
-                keys.notification(user_id, notification_id),
-                Update(
-                    set_if_absent={"read_at": now, items.EXPIRES_AT: items.read_expiry(now)},
-                    remove=(keys.UNREAD_BY_USER.partition_key, keys.UNREAD_BY_USER.sort_key),
-                ),
-                condition=Attr(dynamo.PARTITION).exists(),
-            )
+            item = self._table.update(keys.notification(user_id, notification_id), _read_at(now), condition=_EXISTS)
         except dynamo.ConditionFailed as failed:
             raise NotFound("notification", notification_id) from failed
         return items.notification_from(item)
 
     def mark_all_read(self, user_id: str, now: str) -> int:
-        """Every unread notification of the user: one Query per 100 of them, one UpdateItem each."""
+        """Every unread notification of the user, each as ``mark_read`` would: per 100 of them, one Query
+        of the unread index and one TransactWriteItems of their updates (2 round trips for 100, where an
+        UpdateItem each took 101). How many were marked."""
         marked = 0
         start: Any = None
         while True:
             response = self._table.query(
                 keys.UNREAD_BY_USER, keys.user_partition(user_id), limit=_MARK_ALL_PAGE, start=start
             )
-            for raw in response["Items"]:
-                try:
-                    self.mark_read(user_id, str(dynamo.deserialize(raw)["notification_id"]), now)
-                    marked += 1
-                except NotFound:
-                    continue  # expired or removed since the index was read
+            unread = [str(dynamo.deserialize(raw)["notification_id"]) for raw in response["Items"]]
+            marked += self._mark_together(user_id, unread, now)
             start = response.get("LastEvaluatedKey")
             if not start:
                 return marked
+
+    def _mark_together(self, user_id: str, notification_ids: list[str], now: str) -> int:
+        """One transaction for up to 100 notifications. Each update is conditional on its item (never
+        create one that expired or went since the index was read, which is eventual); if one is gone,
+        the transaction is cancelled whole and sent again without it."""
+        remaining = list(notification_ids)
+        while remaining:
+            transaction = Transaction()
+            for notification_id in remaining:
+                key = keys.notification(user_id, notification_id)
+                transaction.add(notification_id, self._table.update_op(key, _read_at(now), condition=_EXISTS))
+            try:
+                self._table.transact(transaction, busy=f"notifications of {user_id}")
+            except dynamo.TransactionCancelled as cancelled:
+                gone = cancelled.failed_labels()
+                if not gone:
+                    raise
+                remaining = [n for n in remaining if n not in gone]
+                continue
+            return len(remaining)
+        return 0
 
     # -- leaderboard (FEED-010) ------------------------------------------------------------------
 
@@ -190,4 +204,13 @@ class EngagementRepository:
     # -- building blocks -------------------------------------------------------------------------
 
     def _post_exists(self, post_id: str) -> "TransactWriteItemTypeDef":
-        return self._table.check_op(keys.post(post_id), Attr(dynamo.PARTITION).exists())
+        return self._table.check_op(keys.post(post_id), _EXISTS)
+
+
+def _read_at(now: str) -> Update:
+    """A notification read: it leaves the sparse unread index (its keys removed) and expires by TTL;
+    read again, it keeps its first ``read_at``."""
+    return Update(
+        set_if_absent={"read_at": now, items.EXPIRES_AT: items.read_expiry(now)},
+        remove=(keys.UNREAD_BY_USER.partition_key, keys.UNREAD_BY_USER.sort_key),
+    )

@@ -67,10 +67,14 @@ class Table:
         response = self.client.get_item(TableName=self.name, Key=serialize(key), ConsistentRead=consistent)
         return deserialize(response["Item"]) if "Item" in response else None
 
-    def get_many(self, keys: Sequence[Mapping[str, str]], attributes: Sequence[str] = ()) -> list[Item]:
-        """The items of up to 100 ``keys`` (BatchGetItem, strongly consistent), in no particular order;
-        missing items are left out. ``attributes`` projects (all when empty)."""
-        request: dict[str, Any] = {"Keys": [serialize(key) for key in keys], "ConsistentRead": True}
+    def get_many(
+        self, keys: Sequence[Mapping[str, str]], attributes: Sequence[str] = (), consistent: bool = True
+    ) -> list[Item]:
+        """The items of up to 100 ``keys`` (BatchGetItem), in no particular order; missing items are
+        left out. ``attributes`` projects (all when empty): fewer bytes on the wire, the same capacity
+        (DynamoDB charges a read by the item's size). ``consistent=False`` reads eventually: half the
+        capacity, and a write of the last second may not be seen yet."""
+        request: dict[str, Any] = {"Keys": [serialize(key) for key in keys], "ConsistentRead": consistent}
         if attributes:
             names = {f"#p{n}": name for n, name in enumerate(attributes)}
             request |= {"ProjectionExpression": ", ".join(names), "ExpressionAttributeNames": names}
