@@ -177,6 +177,21 @@ def alive(pid: int) -> bool:
     return True
 
 
+# The faulted stack of test_faults.py and test_soak.py (xdist group "faults"): one AWS call attempt in
+# twenty of every function fails as AWS fails it.
+FAULT_RATE, FAULT_SEED = 0.05, 7
+
+
+@pytest.fixture(scope="session")
+def faulted_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+    with running_stack(
+        tmp_path_factory.mktemp("faulted-stack"), "--faults", str(FAULT_RATE), "--fault-seed", str(FAULT_SEED)
+    ) as stack:
+        yield stack
+    # At exit the stack says what the faults amounted to, so a run can be judged and played again.
+    assert f"faults (rate {FAULT_RATE}, seed {FAULT_SEED}):" in stack.log.read_text(), stack.log_tail()
+
+
 @pytest.fixture(scope="session")
 def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
     with running_stack(tmp_path_factory.mktemp("local-stack")) as stack:

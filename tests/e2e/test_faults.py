@@ -1,28 +1,16 @@
 """``--faults``: the stack's functions meet AWS failures in their own calls, the stack page counts
-them, the stack sums them up at exit, and the service absorbs them: a success, or a 503 to retry."""
+them, the stack sums them up at exit, and the service absorbs them: a success, or a 503 to retry.
+The faulted stack (conftest.py) is the soak's too (test_soak.py): one xdist group, one stack."""
 
 import time
 import uuid
-from collections.abc import Iterator
 
 import pytest
 import requests
 
-from tests.e2e.conftest import Client, LocalStack, running_stack
+from tests.e2e.conftest import FAULT_RATE, FAULT_SEED, Client, LocalStack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("faults")]
-
-RATE, SEED = 0.1, 7
-
-
-@pytest.fixture(scope="module")
-def faulted_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    with running_stack(
-        tmp_path_factory.mktemp("faulted-stack"), "--faults", str(RATE), "--fault-seed", str(SEED)
-    ) as stack:
-        yield stack
-    # At exit the stack says what the faults amounted to, so a run can be judged and played again.
-    assert f"faults (rate {RATE}, seed {SEED}):" in stack.log.read_text(), stack.log_tail()
 
 
 def sent_until_answered(client: Client, method: str, path: str, **options: object) -> requests.Response:
@@ -41,7 +29,7 @@ def test_the_functions_meet_the_faults_and_the_stack_page_counts_them(faulted_st
 
     # then the page names the settings and counts calls and faults by operation and kind
     faults = page["faults"]
-    assert (faults["rate"], faults["seed"]) == (RATE, SEED)
+    assert (faults["rate"], faults["seed"]) == (FAULT_RATE, FAULT_SEED)
     assert 0 < faults["faults"] < faults["calls"]
     assert faults["by_operation"]["dynamodb.TransactWriteItems"]["calls"] > 0
     # each function's own counts, the API's and the consumers' alike, add up to the totals
