@@ -14,7 +14,7 @@ from shopfeed.commerce.orders.repository import CommerceRepository
 from shopfeed.platform import dynamo
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.dynamo import transactions
-from shopfeed.platform.errors import Contention
+from shopfeed.platform.errors import Contention, DependencyUnavailable
 
 ITEMS: dict[str, Any] = {
     label: {"ConditionCheck": {"TableName": "T", "Key": {"PK": {"S": label}}, "ConditionExpression": "x"}}
@@ -125,3 +125,30 @@ def test_any_other_error_of_a_single_item_write_is_not_retried(client: Any, stub
 
     with pytest.raises(ClientError, match="ValidationException"):
         transactions.retry_conflicts(lambda: client.put_item(TableName="T", Item={"PK": {"S": "a"}}))
+
+
+def test_a_throttled_item_is_retried_like_a_conflict(client: Any, stubbed: Stubber) -> None:
+    # given a cancellation naming a throttled item (the table or an index short of capacity), then a commit
+    cancelled(stubbed, "None", "ThrottlingError")
+    cancelled(stubbed, "ProvisionedThroughputExceeded", "TransactionConflict")
+    stubbed.add_response("transact_write_items", {})
+
+    # when / then: no error, three calls
+    dynamo.transact_write(client, ITEMS)
+
+
+def test_a_transaction_throttled_to_the_end_is_an_outage_not_a_bug_or_contention(client: Any, stubbed: Stubber) -> None:
+    # given every attempt throttled
+    for _ in range(3):
+        cancelled(stubbed, "ThrottlingError", "None")
+
+    # when / then: 503 with Retry-After at the HTTP edge, a failed record in a consumer
+    with pytest.raises(DependencyUnavailable) as raised:
+        dynamo.transact_write(client, ITEMS, attempts=3)
+    assert raised.value.retry_after == 2
+
+
+def test_a_failed_condition_beside_a_throttle_is_decisive(client: Any, stubbed: Stubber) -> None:
+    cancelled(stubbed, "ConditionalCheckFailed", "ThrottlingError")
+    with pytest.raises(dynamo.TransactionCancelled):
+        dynamo.transact_write(client, ITEMS)

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Final
 from botocore.exceptions import ClientError
 
 from shopfeed.platform.dynamo.serialization import Item, deserialize
+from shopfeed.platform.errors import DependencyUnavailable
+from shopfeed.platform.outages import THROTTLED_RETRY_AFTER_S
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -79,6 +81,12 @@ class TransactionCancelled(Exception):
         return {k: r for k, r in self.reasons.items() if k.startswith(prefix) and r.failed_condition}
 
 
+# Cancellation reasons that say nothing of the items' state: the same transaction may pass when sent
+# again. The SDK retries neither (a cancellation is not an error it knows to retry).
+THROTTLED_REASONS: Final = frozenset({"ProvisionedThroughputExceeded", "ThrottlingError"})
+_PASSING: Final = frozenset({"TransactionConflict", *THROTTLED_REASONS})
+
+
 class TransactionContended(Exception):
     """Every attempt collided with a concurrent transaction on the same items."""
 
@@ -94,11 +102,12 @@ def transact_write(
     transaction: Transaction | Mapping[str, "TransactWriteItemTypeDef"],
     attempts: int = TRANSACTION_ATTEMPTS,
 ) -> None:
-    """One TransactWriteItems. Conflicts with concurrent transactions are retried with jittered
-    backoff (the SDK does not retry cancellations); any other cancellation raises
+    """One TransactWriteItems. Conflicts with concurrent transactions and throttled items are retried
+    with jittered backoff (the SDK does not retry cancellations); any other cancellation raises
     TransactionCancelled with its reasons by label. This is the only retry layer above the SDK's."""
     labelled = transaction if isinstance(transaction, Transaction) else _labelled(transaction)
     labels = list(labelled)
+    throttled = False
     for attempt in range(attempts):
         try:
             client.transact_write_items(TransactItems=labelled.ops)
@@ -107,11 +116,15 @@ def transact_write(
             if error.response["Error"]["Code"] != "TransactionCanceledException":
                 raise
             reasons = _reasons(error, labels)
-            conflicted = any(r.code == "TransactionConflict" for r in reasons.values())
-            decisive = [r for r in reasons.values() if r.code not in ("None", "TransactionConflict")]
-            if decisive or not conflicted:
+            codes = {r.code for r in reasons.values()} - {"None"}
+            if not codes or codes - _PASSING:
                 raise TransactionCancelled(reasons) from error
+            throttled = bool(codes & THROTTLED_REASONS)
             time.sleep(random.uniform(0, 0.01 * 2**attempt))  # full jitter, 10 ms doubling
+    # Throttled to the end: DynamoDB is short of capacity, an outage to the caller (503 at the HTTP
+    # edge, a failed record in a consumer); only conflicts to the end are contention (409).
+    if throttled:
+        raise DependencyUnavailable(THROTTLED_RETRY_AFTER_S)
     raise TransactionContended()
 
 
