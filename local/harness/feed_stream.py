@@ -7,7 +7,7 @@ from dataclasses import replace
 import boto3
 
 from local import cfn
-from local.lambdas import LocalFunction
+from local.lambdas import Handler, LocalFunction
 from local.streams import StreamPoller, StreamSettings
 from shopfeed.platform import clients
 
@@ -19,12 +19,18 @@ def feed_stream_poller(table: str) -> StreamPoller:
     stream's start and with the batching window closed at once (a test does not wait for it)."""
     from functions.feed_stream.app import lambda_handler
 
-    (event,) = cfn.function_properties(CONSUMER)["Events"].values()
+    return stream_poller(table, CONSUMER, lambda_handler)
+
+
+def stream_poller(table: str, consumer: str, handler: Handler) -> StreamPoller:
+    """``feed_stream_poller`` for any stream consumer of the template: ``handler`` run as ``consumer``
+    with its mapping's settings (its one event), the batching window closed."""
+    (event,) = cfn.function_properties(consumer)["Events"].values()
     settings = replace(StreamSettings.from_event(event["Properties"]), batching_window_s=0.0)
     stream_arn = clients.dynamodb().describe_table(TableName=table)["Table"]["LatestStreamArn"]
     streams = boto3.client("dynamodbstreams", endpoint_url=os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"))
     return StreamPoller(
-        function=LocalFunction(CONSUMER, lambda_handler, timeout_s=60),
+        function=LocalFunction(consumer, handler, timeout_s=60),
         stream_arn=stream_arn,
         settings=settings,
         streams=streams,
