@@ -64,7 +64,6 @@ class Figures:
 
     clients: int = 0
     seconds: float = 0.0
-    requests: int = 0
     statuses: Counter[int] = field(default_factory=Counter)
     traffic: Counter[int] = field(default_factory=Counter)  # the statuses of the traffic, before the checks
     without_retry_after: int = 0  # 503 and 429 answers that did not say when to come back
@@ -127,7 +126,6 @@ class Session:
             except requests.ConnectionError:
                 answer = None
             with self.lock:
-                self.figures.requests += 1
                 if answer is not None:
                     self.figures.statuses[answer.status_code] += 1
                     if answer.status_code in (429, 503) and "Retry-After" not in answer.headers:
@@ -394,10 +392,10 @@ class Checker:
     def orders(self) -> list[str]:
         ledger, found = self.world.ledger, []
         for user, session in self.sessions.items():
-            listed = Counter(o["order_id"] for o in session.pages("/users/me/orders?limit=100"))
+            orders = list(session.pages("/users/me/orders?limit=100"))
             wanted = {o for o, (u, _) in ledger.orders.items() if u == user}
-            found += _compare(f"orders of {user}", wanted, listed)
-            for order in session.pages("/users/me/orders?limit=100"):
+            found += _compare(f"orders of {user}", wanted, Counter(o["order_id"] for o in orders))
+            for order in orders:
                 expected = "Cancelled" if order["order_id"] in ledger.cancelled else None
                 if order["order_id"] in ledger.paid and expected is None:
                     expected = "Paid"
