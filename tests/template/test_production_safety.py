@@ -99,6 +99,20 @@ def test_user_pool_client_does_not_reveal_whether_a_user_exists() -> None:
 # -- limits --------------------------------------------------------------------------------------
 
 
+def test_http_api_allows_no_browser_origin_unless_some_are_given() -> None:
+    # when deployed without AllowedOrigins: no CORS configuration, no origin allowed
+    assert "CorsConfiguration" not in _resolved("HttpApi")
+
+    # when given origins: exactly those, with the headers the API reads and the ones a browser must see
+    cors = _resolved("HttpApi", AllowedOrigins="https://app.example,https://admin.example")["CorsConfiguration"]
+    assert cors["AllowOrigins"] == ["https://app.example", "https://admin.example"]
+    assert {"Authorization", "Content-Type", "Idempotency-Key", "If-Match"} == set(cors["AllowHeaders"])
+    assert {"ETag", "Location", "Idempotent-Replayed", "Retry-After"} == set(cors["ExposeHeaders"])
+    assert {"GET", "POST", "PUT", "PATCH", "DELETE"} <= set(cors["AllowMethods"])
+    # the token travels in Authorization, never a cookie: no credentials, so no wildcard trouble
+    assert "AllowCredentials" not in cors
+
+
 def test_http_api_throttles_every_route_by_default() -> None:
     # when deployed without overrides
     settings = _resolved("HttpApi")["DefaultRouteSettings"]
