@@ -108,13 +108,16 @@ def record_put[M: BaseModel](
         "fingerprint": request.fingerprint,
         **snapshot.attributes(value),
         "created_at": iso(now),
-        "expires_at": epoch_seconds(now + RETENTION),
+        dynamo.TTL_ATTRIBUTE: epoch_seconds(now + RETENTION),
     }
     return {
         "Put": {
             "TableName": table,
             "Item": dynamo.serialize(item),
-            "ConditionExpression": "attribute_not_exists(PK)",
+            # A record past its retention that TTL has not deleted yet is no record: the key is new again.
+            "ConditionExpression": "attribute_not_exists(PK) OR #expires_at <= :now",
+            "ExpressionAttributeNames": {"#expires_at": dynamo.TTL_ATTRIBUTE},
+            "ExpressionAttributeValues": {":now": {"N": str(epoch_seconds(now))}},
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
     }
