@@ -26,7 +26,7 @@ PYTEST := $(PY) -m pytest
 SAM_BUILD_FLAGS ?= --cached --parallel
 
 .PHONY: help deps dev token check test test-unit test-integration test-ddblocal test-e2e test-samlocal test-template test-local \
-        lint format typecheck openapi build deploy deploy-built bench clean sam-setup sam-api reindex soak \
+        lint format typecheck openapi build deploy deploy-built bench capacity clean sam-setup sam-api reindex soak \
         backfill restore
 
 help:  ## list the targets
@@ -150,6 +150,11 @@ deploy-built: $(SAM)  ## sam deploy what `make build` left in .aws-sam/build (th
 
 bench: $(VENV)/.synced node_modules/.installed  ## benchmarks: round trips, capacity, cold start imports, local HTTP rate (docs/benchmarks.md)
 	$(PY) -m bench
+	$(PY) -m bench.capacity --write > /dev/null
+
+capacity: $(VENV)/.synced  ## the capacity and cost tables of docs/data-model.md: round trips re-measured, then bench.capacity
+	$(PY) -m bench --only round-trips
+	$(PY) -m bench.capacity --write > /dev/null
 
 sam-setup:  ## podman + a stand-in Lambda image, for sam local on machines without Docker
 	local/samlocal/setup.sh

@@ -7,12 +7,14 @@ tasks) and the fanout queue to the worker, so every list reads items its real wr
 """
 
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from bench.markdown import table
 from bench.meter import Meter
 from bench.round_trips import Recorder, RoundTrips
 from bench.stack import Stack, moto_sqs
+from local.harness.client import Answer
 from local.harness.factories import idempotency_key, register_user
 from local.harness.fanout import FanoutLine
 from local.harness.feed_factories import follow, write_post
@@ -50,6 +52,16 @@ FANS = 20
 POSTS = 60
 CELEBRITY_POSTS = 5
 TAG = "bench"
+
+
+def _background(work: Callable[[], object]) -> Callable[[], Answer]:
+    """Work of a stream consumer or a queue worker as a row: it has no HTTP answer, so 200 when it returns."""
+
+    def run() -> Answer:
+        work()
+        return Answer(200, {}, "")
+
+    return run
 
 
 def measure(stack: Stack) -> RoundTrips:
@@ -101,6 +113,18 @@ def _measure(stack: Stack) -> RoundTrips:
             lambda: author.post("/posts", {"text": "Measured.", "tags": [TAG]}, headers={"Idempotency-Key": "rt"}),
             expected=201,
         )
+
+        def stream(case: str) -> None:
+            """The stream records the rows above left, delivered to the feed consumer, as one row."""
+            measure_one("FeedStreamFunction", case, _background(lambda: deliver_all(poller)), pattern="stream")
+
+        def fanout(case: str) -> None:
+            """The fanout queue's messages, worked off by the worker, as one row."""
+            measure_one("FanoutWorkerFunction", case, _background(line.drain), pattern="fanout")
+
+        stream("the new post's records: post, tag item, idempotency record")
+        fanout(f"the new post to its author's {FANS + 1} followers: one page")
+        deliver_all(poller)  # the feed entries' records, which the mapping's filter drops: no invocation
         post = f"/posts/{liked}"
         measure_one("GET /posts/{post_id}", "with counters", lambda: feed.get(post), pattern="FEED-004")
         measure_one(
@@ -126,6 +150,7 @@ def _measure(stack: Stack) -> RoundTrips:
         measure_one("PUT /users/{user_id}/followers/me", "follow", lambda: newcomer.put(followee), expected=201)
         measure_one("PUT /users/{user_id}/followers/me", "follow again", lambda: newcomer.put(followee))
         measure_one("DELETE /users/{user_id}/followers/me", "unfollow", lambda: newcomer.delete(followee), expected=204)
+        stream("a follow and an unfollow: counters, notification, leaderboard")
         measure_one(
             "GET /users/{user_id}/followers",
             "first page",
@@ -138,6 +163,7 @@ def _measure(stack: Stack) -> RoundTrips:
         measure_one("PUT /posts/{post_id}/likes/me", "like", lambda: newcomer.put(likes), expected=201)
         measure_one("PUT /posts/{post_id}/likes/me", "like again", lambda: newcomer.put(likes))
         measure_one("DELETE /posts/{post_id}/likes/me", "unlike", lambda: newcomer.delete(likes), expected=204)
+        stream("a like and an unlike: counters, notification")
         measure_one("GET /posts/{post_id}/likes", "first page", lambda: feed.get(f"{post}/likes"), pattern="FEED-005")
 
         comment = measure_one(
@@ -155,6 +181,7 @@ def _measure(stack: Stack) -> RoundTrips:
             lambda: newcomer.delete(f"{post}/comments/{comment.json['comment_id']}"),
             expected=204,
         )
+        stream("a comment and its delete: counters, notification")
 
         unread = measure_one(
             "GET /notifications",
@@ -183,11 +210,15 @@ def _measure(stack: Stack) -> RoundTrips:
             lambda: author.delete(f"/posts/{created.json['post_id']}"),
             expected=204,
         )
+        stream("the deleted post's records: fanout task queued")
+        fanout(f"the deleted post's entries removed from {FANS + 1} feeds")
 
     return measure_one.results(
         FUNCTION,
         f"an author with {POSTS} posts tagged `{TAG}` and {FANS + 1} followers, the reader following the author and "
         f"one celebrity with {CELEBRITY_POSTS} posts (merged at read time), {FANS} likes and 3 comments on one "
         "post, the author's notifications as the stream consumer wrote them; every list asks for its default "
-        "page size.",
+        "page size. Rows of `FeedStreamFunction` and `FanoutWorkerFunction` are the stream records and the "
+        "fanout queue's messages the rows above them left, delivered as the template's mappings deliver them.",
+        feed_table(),
     )

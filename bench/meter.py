@@ -30,6 +30,7 @@ class Call:
     table_units: float | None  # None when DynamoDB reports nothing (a refused write)
     index_units: float | None
     estimated: bool = False  # table_units computed here, not reported
+    shares: Mapping[str, float] = field(default_factory=dict)  # by table (logical id) and by index
 
     @property
     def reads(self) -> bool:
@@ -63,6 +64,16 @@ class Metered:
         mine = [call.index_units for call in self.calls]
         return None if None in mine else sum(unit or 0.0 for unit in mine)
 
+    def shares(self, reads: bool) -> dict[str, float]:
+        """Capacity units of the read or the write calls, per table (logical id) and per index."""
+        shares: dict[str, float] = {}
+        for call in self.calls:
+            if call.reads != reads:
+                continue
+            for name, share in call.shares.items():
+                shares[name] = shares.get(name, 0.0) + share
+        return shares
+
 
 def _value_size(value: Mapping[str, Any]) -> int:
     ((kind, content),) = value.items()
@@ -94,18 +105,30 @@ def item_size(item: Mapping[str, Mapping[str, Any]]) -> int:
     return sum(len(name.encode()) + _value_size(value) for name, value in item.items())
 
 
-def _consumed(parsed: Mapping[str, Any]) -> tuple[float | None, float | None]:
+def logical(table_name: str) -> str:
+    """The template's logical id of a benchmark table (``create_tables`` appends ``-bench-<id>``)."""
+    return table_name.partition("-bench-")[0]
+
+
+def _consumed(parsed: Mapping[str, Any]) -> tuple[float | None, float | None, dict[str, float]]:
+    """The table share, the index share, and the shares by table and by index of one answer."""
     reported = parsed.get("ConsumedCapacity")
     if reported is None:
-        return None, None
+        return None, None, {}
     entries = reported if isinstance(reported, list) else [reported]
-    total = sum(float(entry.get("CapacityUnits", 0.0)) for entry in entries)
-    indexes = sum(
-        float(index.get("CapacityUnits", 0.0))
-        for entry in entries
-        for index in (entry.get("GlobalSecondaryIndexes") or {}).values()
-    )
-    return total - indexes, indexes
+    shares: dict[str, float] = {}
+    table_units = index_units = 0.0
+    for entry in entries:
+        indexes = {
+            name: float(i.get("CapacityUnits", 0.0)) for name, i in (entry.get("GlobalSecondaryIndexes") or {}).items()
+        }
+        own = float(entry.get("CapacityUnits", 0.0)) - sum(indexes.values())
+        table = logical(entry["TableName"])
+        for name, units in [(table, own), *indexes.items()]:
+            shares[name] = shares.get(name, 0.0) + units
+        table_units += own
+        index_units += sum(indexes.values())
+    return table_units, index_units, shares
 
 
 class Meter:
@@ -135,15 +158,18 @@ class Meter:
     def _record(self, parsed: dict[str, Any], model: Any, **_: Any) -> None:
         if self._current is None:
             return
-        table_units, index_units = _consumed(parsed)
+        table_units, index_units, shares = _consumed(parsed)
         estimated = model.name == "TransactWriteItems" and table_units is not None
         if estimated:
-            table_units = self._transaction_units(self._pending["TransactItems"])
+            by_table = self._transaction_units(self._pending["TransactItems"])
+            table_units = sum(by_table.values())
+            shares = {name: share for name, share in shares.items() if name not in by_table} | by_table
         error = (parsed.get("Error") or {}).get("Code")
-        self._current.calls.append(Call(model.name, error, table_units, index_units, estimated))
+        self._current.calls.append(Call(model.name, error, table_units, index_units, estimated, shares))
 
-    def _transaction_units(self, actions: list[dict[str, Any]]) -> float:
-        units = 0
+    def _transaction_units(self, actions: list[dict[str, Any]]) -> dict[str, float]:
+        """Per table (logical id): what DynamoDB bills the transaction's items."""
+        units: dict[str, float] = {}
         for action in actions:
             ((kind, request),) = action.items()
             if kind == "Put":
@@ -153,8 +179,9 @@ class Meter:
                 # what can be read back, and stock or status updates move sizes by a few bytes.
                 found = self._sizer.get_item(TableName=request["TableName"], Key=request["Key"])
                 size = item_size(found.get("Item") or request["Key"])
-            units += 2 * max(1, math.ceil(size / 1024))
-        return float(units)
+            table = logical(request["TableName"])
+            units[table] = units.get(table, 0.0) + 2 * max(1, math.ceil(size / 1024))
+        return units
 
     @contextmanager
     def measuring(self) -> Iterator[Metered]:
@@ -163,3 +190,16 @@ class Meter:
             yield self._current
         finally:
             self._current = None
+
+
+def item_sizes(table: str) -> dict[str, tuple[int, int, int]]:
+    """Per ``entity_type`` of ``table``'s items: (count, median bytes, largest bytes), sized as DynamoDB bills.
+
+    Read with a client of its own (a paged Scan, after the measurements), so nothing here is metered.
+    """
+    sizes: dict[str, list[int]] = {}
+    for page in boto3.client("dynamodb").get_paginator("scan").paginate(TableName=table):
+        for item in page["Items"]:
+            kind = item.get("entity_type", {}).get("S", "(no entity_type)")
+            sizes.setdefault(kind, []).append(item_size(item))
+    return {kind: (len(found), sorted(found)[len(found) // 2], max(found)) for kind, found in sorted(sizes.items())}

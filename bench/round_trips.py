@@ -10,11 +10,11 @@ transactions: see bench.meter.
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from bench.markdown import table, units
-from bench.meter import Meter, Metered
+from bench.meter import Meter, Metered, item_sizes
 from bench.stack import Stack
 from local.cfn import http_routes
 from local.harness.client import Answer, LambdaContext
@@ -60,6 +60,7 @@ class RoundTrips:
     measurements: list[Measurement]
     unmeasured: list[str]
     data: str  # what the requests ran against
+    sizes: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # entity type: count, median, largest
 
     def unexpected(self) -> list[Measurement]:
         return [m for m in self.measurements if m.status != m.expected]
@@ -76,17 +77,16 @@ class RoundTrips:
                 units(m.metered.units(reads=True)),
                 units(m.metered.units(reads=False)) + (" *" if m.metered.estimated else ""),
                 units(m.metered.index_units()),
+                _split(m.metered),
             ]
             for m in self.measurements
         ]
+        header = ["route", "case", "pattern", "status", "round trips", "calls", "RCU", "WCU", "of which indexes"]
         parts = [
-            table(
-                ["route", "case", "pattern", "status", "round trips", "calls", "RCU", "WCU", "of which indexes"],
-                rows,
-                "llllrlrrr",
-            ),
+            table([*header, "by table and index"], rows, "llllrlrrrl"),
             "",
-            "RCU and WCU include the indexes' share. \\* table share of a TransactWriteItems computed from "
+            "RCU and WCU include the indexes' share; the last column splits them by table and index (zero shares "
+            "left out), as `bench.capacity` reads them. \\* table share of a TransactWriteItems computed from "
             "the items it wrote (2 WCU per item per started KB), because DynamoDB Local reports 2 for any "
             "transaction; its index share is DynamoDB Local's. – : DynamoDB reports no capacity for a "
             "refused write (a cancelled transaction or a failed condition), though it bills the attempt.",
@@ -94,7 +94,29 @@ class RoundTrips:
         ]
         if self.unmeasured:
             parts += ["", "Template routes of the function with no row yet: " + ", ".join(self.unmeasured)]
+        if self.sizes:
+            parts += [
+                "",
+                "Item sizes after the measurements, as DynamoDB bills them (attribute names plus values, index "
+                "keys included; `bench.meter.item_size`):",
+                "",
+                table(
+                    ["entity type", "items", "median bytes", "largest bytes"],
+                    [[f"`{kind}`", count, median, largest] for kind, (count, median, largest) in self.sizes.items()],
+                    "lrrr",
+                ),
+            ]
         return "\n".join(parts)
+
+
+def _split(metered: Metered) -> str:
+    """``read: CommerceTable 1; write: CommerceTable 6, OrdersByUser 2``, zero shares left out."""
+    parts = []
+    for kind, reads in (("read", True), ("write", False)):
+        shares = [f"{name} {share:g}" for name, share in metered.shares(reads).items() if share]
+        if shares:
+            parts.append(f"{kind}: " + ", ".join(shares))
+    return "; ".join(parts) or "–"
 
 
 class Recorder:
@@ -112,15 +134,15 @@ class Recorder:
         self.measurements.append(Measurement(route, case, pattern, expected, answer.status, metered))
         return answer
 
-    def results(self, function: str, data: str) -> RoundTrips:
-        """The rows, and the template routes of ``function`` that have none."""
+    def results(self, function: str, data: str, table: str | None = None) -> RoundTrips:
+        """The rows, the template routes of ``function`` that have none, and ``table``'s item sizes."""
         measured = {m.route for m in self.measurements}
         unmeasured = [
             f"`{method} {path}`"
             for method, path, served_by in http_routes()
             if served_by == function and f"{method} {path}" not in measured
         ]
-        return RoundTrips(self.measurements, unmeasured, data)
+        return RoundTrips(self.measurements, unmeasured, data, item_sizes(table) if table else {})
 
 
 def settle(attempt: dict[str, Any]) -> Answer:
@@ -312,4 +334,5 @@ def measure(stack: Stack) -> RoundTrips:
         f"{PRODUCTS_IN_CATEGORY} products in the listed category, {ORDERS_OF_USER} orders of the listing user, "
         f"orders of one line unless stated, {REVIEWS_OF_PRODUCT} reviews of the reviewed product (a title and a "
         "sentence each); every list asks for its default page size.",
+        stack.table,
     )
