@@ -44,6 +44,7 @@ class Prices:
 PRICES = Prices()
 TARGET_UTILISATION = 0.70  # provisioned with auto-scaling: the target tracking policy's target
 MINIMUM_PROVISIONED = 1.0  # auto-scaling's minimum per table and per index, for reads and for writes
+TOP = 8  # operations listed under "where the on-demand money goes"
 
 # --- the assumed load: a named shop size, not a measurement -------------------------------------------
 
@@ -96,14 +97,9 @@ def _console(pattern: str, what: str, use: Use) -> Load:
     )
 
 
-def _and_its_records(what: str, per_day: float, use: Use, pair: str, also: str = "") -> Load:
-    """A feed write with the feed stream consumer's work on its records (counters, notification, ...).
-
-    The stream row measured ``pair`` (the write and its undo, delivered together), so it over-counts.
-    """
-    records = Use("FeedStreamFunction", f"{pair}: counters, notification{also}")
-    note = f"the stream row holds {pair}: an over-estimate"
-    return Load("–", f"{what} (the stream's counters, notification{also})", per_day, (use, records), note=note)
+def _and_its_records(what: str, per_day: float, use: Use, records: str) -> Load:
+    """A feed write with the feed stream consumer's work on its records (the ``records`` row)."""
+    return Load("–", f"{what}, and its stream records", per_day, (use, Use("FeedStreamFunction", records)))
 
 
 LOADS: tuple[Load, ...] = (
@@ -203,19 +199,33 @@ LOADS: tuple[Load, ...] = (
         ),
         note="fanout scaled from the measured page of 21 followers",
     ),
-    _and_its_records("like a post", _per_user(5), Use("PUT /posts/{post_id}/likes/me", "like"), "a like and an unlike"),
-    Load("–", "unlike", _per_user(0.5), (Use("DELETE /posts/{post_id}/likes/me", "unlike"),)),
     _and_its_records(
-        "comment", _per_user(0.5), Use("POST /posts/{post_id}/comments", "comment"), "a comment and its delete"
+        "like a post",
+        _per_user(5),
+        Use("PUT /posts/{post_id}/likes/me", "like"),
+        "a like's record: counter, notification (the post's hour already notified)",
+    ),
+    _and_its_records(
+        "unlike", _per_user(0.5), Use("DELETE /posts/{post_id}/likes/me", "unlike"), "an unlike's record: counter"
+    ),
+    _and_its_records(
+        "comment",
+        _per_user(0.5),
+        Use("POST /posts/{post_id}/comments", "comment"),
+        "a comment's record: counter, notification",
     ),
     _and_its_records(
         "follow",
         _per_user(0.2),
         Use("PUT /users/{user_id}/followers/me", "follow"),
-        "a follow and an unfollow",
-        ", leaderboard",
+        "a follow's record: counters, notification, leaderboard",
     ),
-    Load("–", "unfollow", _per_user(0.05), (Use("DELETE /users/{user_id}/followers/me", "unfollow"),)),
+    _and_its_records(
+        "unfollow",
+        _per_user(0.05),
+        Use("DELETE /users/{user_id}/followers/me", "unfollow"),
+        "an unfollow's record: counters",
+    ),
     Load("–", "mark a notification read", _per_user(1), (Use("POST /notifications/{notification_id}/read", "one"),)),
     Load("–", "mark all read", _per_user(0.2), (Use("POST /notifications/read", "all the others"),)),
     Load(
@@ -508,6 +518,18 @@ def markdown(capacity: Capacity, prices: Prices = PRICES) -> str:
         ["**all**", "", "", "", "", "", "", f"**{_dollars(totals[0])}**", "", f"**{_dollars(totals[1])}**"]
     )
     unknown = sorted((set(average.reads) | set(average.writes)) - {n for _, n in capacity.names()})
+    spent = sorted(
+        (
+            (sum(on_demand(cost.rcu * load.per_second, cost.wcu * load.per_second, prices)), load)
+            for load, cost, _ in capacity.loads
+        ),
+        key=lambda pair: pair[0],
+        reverse=True,
+    )
+    top_rows = [
+        [load.pattern, load.what, _dollars(dollars), f"{dollars / totals[0]:.0%}" if totals[0] else "–"]
+        for dollars, load in spent[:TOP]
+    ]
     index_rows = []
     for table_name, indexes in capacity.indexes.items():
         table_writes = average.writes.get(table_name, 0.0)
@@ -573,6 +595,12 @@ def markdown(capacity: Capacity, prices: Prices = PRICES) -> str:
             money_rows,
             "lrrrrrrrrr",
         ),
+    ]
+    parts += [
+        "",
+        f"**Where the on-demand money goes**: the {TOP} operations that cost most a month, of the total above.",
+        "",
+        table(["pattern", "operation", "on-demand / month", "of the total"], top_rows, "llrr"),
     ]
     if unknown:
         parts += ["", "Consumed by names the template does not declare (renamed or removed?): " + ", ".join(unknown)]
