@@ -38,7 +38,10 @@ class Prices:
     per_million_reads: float = 0.125  # on-demand, $ per million read request units
     wcu_hour: float = 0.00065  # provisioned, $ per WCU-hour
     rcu_hour: float = 0.00013  # provisioned, $ per RCU-hour
-    as_of: str = "us-east-1 list prices, Standard table class, in force since 2024-11-01 (checked 2026-11-27)"
+    as_of: str = (
+        "us-east-1 list prices, Standard table class, in force since the on-demand cut of 2024-11-01 (read on "
+        "2026-11-27 from stored copies of the pricing pages; check https://aws.amazon.com/dynamodb/pricing/)"
+    )
 
 
 PRICES = Prices()
@@ -548,7 +551,7 @@ def markdown(capacity: Capacity, prices: Prices = PRICES) -> str:
                     f"{table_name} / `{name}`",
                     projection,
                     _n(writes),
-                    f"{writes / table_writes:.0%}" if table_writes else "–",
+                    f"{writes / table_writes:.1%}" if table_writes else "–",
                     _dollars(on_demand(0, writes, prices)[1]),
                     "; ".join(f"{what} {units:g}" for _, what, units in writers[:3]) or "–",
                 ]

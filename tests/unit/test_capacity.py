@@ -91,8 +91,8 @@ def test_the_tables_list_every_index_and_the_money_adds_up() -> None:
 
     # 18 WCU a second on demand: 18 × 2.628 × $0.625 = $29.57; the index without writes still listed.
     assert "| **all** |  |  |  |  |  |  | **$29.57** |" in text
-    assert "| CommerceTable / `OrdersByUser` | INCLUDE | 2.00 | 20% | $3.29 |" in text
-    assert "| CommerceTable / `UnpublishedOutbox` | INCLUDE | 6.00 | 60% |" in text
+    assert "| CommerceTable / `OrdersByUser` | INCLUDE | 2.00 | 20.0% | $3.29 |" in text
+    assert "| CommerceTable / `UnpublishedOutbox` | INCLUDE | 6.00 | 60.0% |" in text
 
 
 def test_every_index_of_both_tables_is_read_from_the_template() -> None:
