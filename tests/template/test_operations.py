@@ -252,8 +252,11 @@ def test_every_table_has_a_latency_alarm_over_its_request_operations(table: str)
 
 
 @pytest.mark.parametrize("table", TABLES)
-def test_contributor_insights_is_on_for_every_table(table: str) -> None:
-    assert RESOURCES[table]["Properties"]["ContributorInsightsSpecification"] == {"Enabled": True}
+def test_contributor_insights_is_on_for_every_table_unless_turned_off(table: str) -> None:
+    specification = RESOURCES[table]["Properties"]["ContributorInsightsSpecification"]
+    assert _resolver().resolve(specification) == {"Enabled": True}
+    assert _resolver(**_samconfig("prod")).resolve(specification) == {"Enabled": True}
+    assert _resolver(ContributorInsights="false").resolve(specification) == {"Enabled": False}
 
 
 def test_the_search_domain_has_health_alarms_exactly_when_the_stack_creates_it() -> None:
