@@ -4,8 +4,10 @@ Every test iterates over what the template holds (functions, queues, tables, the
 added later without its deployment preference, alarm, widget or tags fails here.
 """
 
+import copy
 import json
 import tomllib
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -99,6 +101,35 @@ def test_the_generated_operations_block_matches_the_resources() -> None:
 
     # then it is the block the template holds (a new resource means: run `make ops-block`)
     assert ops_block.current(text) == ops_block.render(TEMPLATE), "stale operations block: run `make ops-block`"
+
+
+def test_a_new_index_or_function_makes_the_block_stale_until_regenerated(tmp_path: Path) -> None:
+    # given the template with one more GSI, as another change would add it
+    text = cfn.TEMPLATE.read_text()
+    added = text.replace(
+        "        - IndexName: Catalog\n",
+        "        - IndexName: NewIndex\n"
+        "          KeySchema: [{AttributeName: catalog_pk, KeyType: HASH}]\n"
+        "          Projection: {ProjectionType: KEYS_ONLY}\n"
+        "        - IndexName: Catalog\n",
+    )
+    path = tmp_path / "template.yaml"
+    path.write_text(added)
+
+    # then the check refuses it, and regenerating writes the index's alarm and nothing else changes
+    assert ops_block.main(["ops_block", str(path), "--check"]) == 1
+    assert ops_block.main(["ops_block", str(path)]) == 0
+    regenerated = path.read_text()
+    assert "  CommerceTableNewIndexThrottlesAlarm:" in regenerated
+    assert regenerated.split(ops_block.BEGIN)[0] == added.split(ops_block.BEGIN)[0]
+    assert ops_block.main(["ops_block", str(path), "--check"]) == 0
+
+    # and a new function gets its rollback alarm and its widget
+    template = copy.deepcopy(TEMPLATE)
+    template["Resources"]["NewFunction"] = {"Type": "AWS::Serverless::Function", "Properties": {}}
+    block = ops_block.render(template)
+    assert "  NewFunctionNewVersionErrorsAlarm:" in block
+    assert '"FunctionName","${NewFunction}"' in block
 
 
 # -- safe deploys --------------------------------------------------------------------------------
