@@ -28,6 +28,9 @@ class InMemoryFanout:
         end = start + limit
         return FollowerPage(everyone[start:end], str(end) if end < len(everyone) else None)
 
+    def followers_between(self, author_id: str, first: str, last: str) -> set[str]:
+        return {f for f in self.audience.get(author_id, []) if first <= f <= last}
+
     def post_exists(self, post_id: str) -> bool:
         return post_id in self.posts
 
