@@ -228,7 +228,7 @@ class FanoutRepository:
         return self._table.get(keys.follow(author_id, follower_id), consistent=True) is not None
 
     def posts_since(self, author_id: str, since: str, limit: int | None) -> list[FeedEntry]:
-        # The index is eventual (GSIs are): a post of the last moment may be missing. See decision 120.
+        # The index is eventual (GSIs are): a post of the last moment may be missing (data model, decision 124).
         found: list[FeedEntry] = []
         start: dict[str, Any] | None = None
         while limit is None or len(found) < limit:
