@@ -9,6 +9,7 @@ platform's per-container factories); ``reset`` forgets it (tests switch environm
 from functools import cache
 
 from shopfeed.feed.engagement.repository import EngagementRepository
+from shopfeed.feed.home.backfill import FollowTask
 from shopfeed.feed.home.fanout import FanoutRepository, FanoutTask
 from shopfeed.feed.repository import FeedRepository
 from shopfeed.feed.settings import FanoutSettings, FeedApiSettings, FeedSettings
@@ -69,8 +70,9 @@ def celebrity_threshold() -> int:
 
 
 @cache
-def fanout_queue() -> SqsTaskQueue[FanoutTask]:
-    """The fanout queue, as the stream consumer starts a post's fanout and the worker continues it."""
+def fanout_queue() -> SqsTaskQueue[FanoutTask | FollowTask]:
+    """The fanout queue, as the stream consumer starts a post's fanout (or a follow's backfill or
+    cleanup) and the worker continues it."""
     return SqsTaskQueue(clients.sqs(), settings(FanoutSettings).fanout_queue_url)
 
 
@@ -83,6 +85,11 @@ def fanout_store() -> FanoutRepository:
 def fanout_page_size() -> int:
     size: int = settings(FanoutSettings).fanout_page_size
     return size
+
+
+def follow_backfill_posts() -> int:
+    posts: int = settings(FanoutSettings).follow_backfill_posts
+    return posts
 
 
 # What each function's first request needs: built at init (``platform.warmup``).

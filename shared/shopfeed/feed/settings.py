@@ -30,3 +30,6 @@ class FanoutSettings(FeedSettings):
 
     fanout_queue_url: Annotated[str, Field(min_length=1)]
     fanout_page_size: Annotated[int, Field(ge=1, le=FANOUT_PAGE_SIZE)] = FANOUT_PAGE_SIZE
+    # A new follower's feed gets the followee's newest posts of the retention window, this many at most
+    # (0: none): one Query, one BatchGetItem of 100 keys at most, one or few BatchWriteItem calls.
+    follow_backfill_posts: Annotated[int, Field(ge=0, le=100)] = 20
