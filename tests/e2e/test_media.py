@@ -83,6 +83,7 @@ def test_an_upload_through_the_form_and_a_post_with_it_end_to_end(local_stack: L
     assert (link["media_id"], link["content_type"], link["size_bytes"]) == (form["media_id"], "image/jpeg", len(JPEG))
     download = requests.get(link["url"], timeout=30)
     assert (download.status_code, download.content, download.headers["content-type"]) == (200, JPEG, "image/jpeg")
+    assert [listed["post_id"] for listed in posts_of(client, user_id)] == [post.json()["post_id"]]
 
 
 def test_s3_refuses_a_file_over_the_cap_and_nothing_is_stored(local_stack: LocalStack) -> None:

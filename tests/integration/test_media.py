@@ -8,19 +8,26 @@ itself goes through S3's policy check end to end in tests/e2e/test_media.py.
 
 import base64
 import json
+import random
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from local.faults import Injector
 from local.harness.client import ApiClient
 from local.harness.feed_seed import feed_table, register_profiles
-from local.harness.tables import table_items
+from local.harness.tables import create_tables, table_items
 from shopfeed.feed.media import MAX_MEDIA_BYTES, kept_key, upload_key
 from shopfeed.platform import clients
+from tests.conftest import reset_caches
 from tests.support.calls import s3_calls
+from tests.support.faults import injected
 from tests.support.http_edge import assert_problem
+from tests.support.moto_backend import empty_tables, forget_all_but_dynamodb
+from tests.support.moto_server import moto_server
 
 BUCKET = "shopfeed-media"  # tests/conftest.py's MEDIA_BUCKET_NAME
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
@@ -238,3 +245,47 @@ def test_more_than_four_media_or_one_twice_is_refused_before_any_read(feed_api: 
     refused_and_nothing_written(five, 422, before)
     refused_and_nothing_written(twice, 422, before)
     assert len(calls) == 0
+
+
+# -- S3 failing: a 503 the client retries, nothing written meanwhile ------------------------------------
+
+
+@pytest.fixture(scope="module")
+def endpoint() -> Iterator[str]:
+    with moto_server() as url:
+        yield url
+
+
+@pytest.fixture
+def api_over_http(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[ApiClient]:
+    """The feed API with its clients sent over HTTP to a moto server (the injector needs real requests)."""
+    monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
+    reset_caches()
+    if feed_table() not in clients.dynamodb().list_tables()["TableNames"]:
+        create_tables(clients.dynamodb(), only={feed_table()})
+    register_profiles("U100")
+    clients.s3().create_bucket(Bucket=BUCKET)
+    from functions.feed_api.app import lambda_handler
+
+    yield ApiClient(lambda_handler, sub="U100")
+    empty_tables()
+    forget_all_but_dynamodb()
+
+
+def test_s3_failing_at_post_time_is_503_writes_nothing_and_the_retry_takes_effect(api_over_http: ApiClient) -> None:
+    # given an upload, and S3 failing every attempt
+    media_id = uploaded(api_over_http)
+    before = objects()
+    with injected(clients.s3(), Injector(1.0, random.Random(0), kinds=["InternalError"])):
+        # when the post is sent
+        refused = post_with(api_over_http, media_id)
+
+    # then a 503 to retry, and nothing written
+    assert_problem(refused, 503)
+    assert refused.headers["Retry-After"] == "1"
+    assert (posts_written(), objects()) == ([], before)
+
+    # and sent again with its key once S3 is back, it takes effect
+    again = post_with(api_over_http, media_id)
+    assert again.status == 201, again.text
+    assert [item["post_id"] for item in posts_written()] == [again.json["post_id"]]
