@@ -18,8 +18,9 @@ import pytest
 
 from local.faults import Injector
 from local.harness.client import ApiClient
-from local.harness.feed_seed import feed_table, register_profiles
+from local.harness.feed_seed import deliver, feed_table, register_profiles
 from local.harness.tables import create_tables, table_items
+from shopfeed.feed.bootstrap import feed_store
 from shopfeed.feed.media import MAX_MEDIA_BYTES, kept_key, upload_key
 from shopfeed.platform import clients
 from tests.conftest import reset_caches
@@ -143,6 +144,22 @@ def test_reading_a_post_signs_links_to_the_kept_copies_without_calling_s3(feed_a
     assert parse_qs(url.query)["X-Amz-Expires"] == ["900"]
     got = clients.s3().get_object(Bucket=BUCKET, Key=kept_key("U100", media_id))
     assert (got["Body"].read(), got["ContentType"]) == (PNG, "image/png")
+
+
+def test_a_followers_home_feed_shows_the_posts_media_links(feed_api: ApiClient) -> None:
+    # given a post with media, delivered to U400's feed as the fanout worker would
+    media_id = uploaded(feed_api)
+    written = post_with(feed_api, media_id).json
+    post = feed_store().get_post(written["post_id"])
+    assert post is not None
+    deliver(post, ["U400"])
+
+    # when
+    (item,) = feed_api.as_user("U400").get("/feed").json["items"]
+
+    # then
+    assert [link["media_id"] for link in item["media"]] == [media_id]
+    assert urlsplit(item["media"][0]["url"]).path.endswith(kept_key("U100", media_id))
 
 
 def test_a_post_without_media_never_touches_the_bucket(feed_api: ApiClient) -> None:
