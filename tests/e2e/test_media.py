@@ -19,11 +19,12 @@ pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 2048 + b"\xff\xd9"
 
 
-def author(stack: LocalStack, name: str) -> tuple[str, Client]:
-    user_id = f"{name}-{uuid.uuid4().hex[:8]}"
-    item = items.profile_item(profile(user_id, handle=user_id.lower().replace("-", "_")))
+def author(stack: LocalStack, name: str) -> Client:
+    suffix = uuid.uuid4().hex[:8]
+    user_id = f"{name}-{suffix}"
+    item = items.profile_item(profile(user_id, handle=f"media_{suffix}"))
     stack.dynamodb().put_item(TableName=stack.page()["resources"]["FeedTable"]["name"], Item=dynamo.serialize(item))
-    return user_id, Client(stack, stack.token(user_id))
+    return Client(stack, stack.token(user_id))
 
 
 def upload_form(client: Client, content_type: str = "image/jpeg") -> dict[str, Any]:
@@ -51,8 +52,8 @@ def post_with(client: Client, *media_ids: str) -> requests.Response:
     return client.post("/posts", json=body, headers={"Idempotency-Key": str(uuid.uuid4())})
 
 
-def posts_of(client: Client, user_id: str) -> list[dict[str, Any]]:
-    return list(client.get(f"/users/{user_id}/posts").json()["items"])
+def my_posts(client: Client) -> list[dict[str, Any]]:
+    return list(client.get("/users/me/posts").json()["items"])
 
 
 def assert_refused(answer: requests.Response, status: int, code: str) -> None:
@@ -66,9 +67,10 @@ def assert_problem(answer: requests.Response, status: int) -> None:
     assert answer.headers["content-type"] == "application/problem+json"
 
 
-def test_an_upload_through_the_form_and_a_post_with_it_end_to_end(local_stack: LocalStack) -> None:
-    # given
-    user_id, client = author(local_stack, "Snap")
+@pytest.mark.parametrize("name", ["Snap", "auth0|ünï/cøde user"], ids=["plain subject", "odd subject"])
+def test_an_upload_through_the_form_and_a_post_with_it_end_to_end(local_stack: LocalStack, name: str) -> None:
+    # given (any subject: its keys and owner metadata are escaped, decision 127)
+    client = author(local_stack, name)
     form = upload_form(client)
 
     # when: the file goes to S3, not through the API
@@ -83,12 +85,12 @@ def test_an_upload_through_the_form_and_a_post_with_it_end_to_end(local_stack: L
     assert (link["media_id"], link["content_type"], link["size_bytes"]) == (form["media_id"], "image/jpeg", len(JPEG))
     download = requests.get(link["url"], timeout=30)
     assert (download.status_code, download.content, download.headers["content-type"]) == (200, JPEG, "image/jpeg")
-    assert [listed["post_id"] for listed in posts_of(client, user_id)] == [post.json()["post_id"]]
+    assert [listed["post_id"] for listed in my_posts(client)] == [post.json()["post_id"]]
 
 
 def test_s3_refuses_a_file_over_the_cap_and_nothing_is_stored(local_stack: LocalStack) -> None:
     # given
-    _, client = author(local_stack, "Big")
+    client = author(local_stack, "Big")
     form = upload_form(client)
 
     # when
@@ -101,7 +103,7 @@ def test_s3_refuses_a_file_over_the_cap_and_nothing_is_stored(local_stack: Local
 
 def test_s3_refuses_a_file_of_another_type_than_the_form_names(local_stack: LocalStack) -> None:
     # given: a form for a JPEG
-    _, client = author(local_stack, "Html")
+    client = author(local_stack, "Html")
     form = upload_form(client)
 
     # when: an HTML page is sent with it
@@ -114,7 +116,7 @@ def test_s3_refuses_a_file_of_another_type_than_the_form_names(local_stack: Loca
 
 def test_s3_refuses_a_form_whose_key_was_changed(local_stack: LocalStack) -> None:
     # given: my form, pointed at another user's prefix
-    _, client = author(local_stack, "Key")
+    client = author(local_stack, "Key")
     form = upload_form(client)
     form["form"]["fields"]["key"] = form["form"]["fields"]["key"].replace("uploads/", "uploads/someone-else-")
 
@@ -124,9 +126,9 @@ def test_s3_refuses_a_form_whose_key_was_changed(local_stack: LocalStack) -> Non
 
 def test_a_post_naming_someone_elses_upload_is_refused_and_writes_nothing(local_stack: LocalStack) -> None:
     # given
-    _, other = author(local_stack, "Other")
+    other = author(local_stack, "Other")
     theirs = uploaded(other)
-    user_id, client = author(local_stack, "Thief")
+    client = author(local_stack, "Thief")
 
     # when
     answer = post_with(client, theirs)
@@ -134,16 +136,16 @@ def test_a_post_naming_someone_elses_upload_is_refused_and_writes_nothing(local_
     # then
     assert_problem(answer, 422)
     assert answer.json()["media_id"] == theirs
-    assert posts_of(client, user_id) == []
+    assert my_posts(client) == []
 
 
 def test_a_post_naming_a_missing_upload_or_five_is_refused_and_writes_nothing(local_stack: LocalStack) -> None:
     # given
-    user_id, client = author(local_stack, "Many")
+    client = author(local_stack, "Many")
     never_sent = upload_form(client)["media_id"]
     five = [uploaded(client) for _ in range(5)]
 
     # then
     assert_problem(post_with(client, never_sent), 422)
     assert_problem(post_with(client, *five), 422)
-    assert posts_of(client, user_id) == []
+    assert my_posts(client) == []

@@ -146,6 +146,23 @@ def test_reading_a_post_signs_links_to_the_kept_copies_without_calling_s3(feed_a
     assert (got["Body"].read(), got["ContentType"]) == (PNG, "image/png")
 
 
+def test_any_subject_owns_its_uploads_under_one_escaped_segment(feed_api: ApiClient) -> None:
+    # given a subject with Unicode, a space and a slash, and one that is its prefix
+    odd, prefix = "auth0|ünï/cøde user", "auth0|ünï"
+    register_profiles(odd, prefix)
+    media_id = uploaded(feed_api.as_user(odd))
+
+    # when
+    mine = post_with(feed_api.as_user(odd), media_id)
+    theirs = post_with(feed_api.as_user(prefix), media_id, key="k2")
+
+    # then
+    assert mine.status == 201, mine.text
+    assert kept_key(odd, media_id) == f"media/auth0%7C%C3%BCn%C3%AF%2Fc%C3%B8de%20user/{media_id}"
+    assert kept_key(odd, media_id) in objects()
+    assert_problem(theirs, 422)
+
+
 def test_a_followers_home_feed_shows_the_posts_media_links(feed_api: ApiClient) -> None:
     # given a post with media, delivered to U400's feed as the fanout worker would
     media_id = uploaded(feed_api)

@@ -11,6 +11,7 @@ The bucket's layout (its lifecycle rule depends on it, see template.yaml ``Media
 
 from enum import StrEnum
 from typing import Final
+from urllib.parse import quote
 
 from shopfeed.platform.models import Model
 from shopfeed.platform.types import EntityId
@@ -46,9 +47,15 @@ class MediaRef(Model):
     size_bytes: int
 
 
+def owner_of(user_id: str) -> str:
+    """A user id as keys and the owner metadata hold it: percent-encoded, so any subject (Unicode,
+    spaces, ``/``) is one ASCII path segment (S3 metadata is ASCII) and ``a/b`` never reads as ``a``."""
+    return quote(user_id, safe="")
+
+
 def upload_key(user_id: str, media_id: str) -> str:
-    return f"{UPLOADS_PREFIX}{user_id}/{media_id}"
+    return f"{UPLOADS_PREFIX}{owner_of(user_id)}/{media_id}"
 
 
 def kept_key(user_id: str, media_id: str) -> str:
-    return f"{KEPT_PREFIX}{user_id}/{media_id}"
+    return f"{KEPT_PREFIX}{owner_of(user_id)}/{media_id}"

@@ -10,6 +10,7 @@ from shopfeed.feed.media import (
     MediaRef,
     MediaType,
     kept_key,
+    owner_of,
     upload_key,
 )
 from shopfeed.feed.media.storage import MediaStorage, UploadForm
@@ -56,7 +57,7 @@ def request_upload(storage: MediaStorage, user_id: str, content_type: MediaType)
     expires, an upload no post names is deleted by the bucket's lifecycle rule."""
     moment = utc_now()
     media_id = new_id(moment)
-    form = storage.upload_form(upload_key(user_id, media_id), content_type, user_id, UPLOAD_EXPIRY_SECONDS)
+    form = storage.upload_form(upload_key(user_id, media_id), content_type, owner_of(user_id), UPLOAD_EXPIRY_SECONDS)
     return Upload(
         media_id=media_id,
         content_type=content_type,
@@ -86,7 +87,7 @@ def _checked(storage: MediaStorage, author_id: str, media_id: str) -> MediaRef:
     found = storage.head(upload_key(author_id, media_id))
     if found is None:
         raise MediaUnusable(media_id, "no upload of yours has this id (or it expired)")
-    if found.owner != author_id:
+    if found.owner != owner_of(author_id):
         raise MediaUnusable(media_id, "it was not uploaded through a form given to you")
     if found.content_type not in tuple(MediaType):
         raise MediaUnusable(media_id, f"its content type {found.content_type!r} is not accepted")
