@@ -197,9 +197,11 @@ def test_a_retried_post_with_media_answers_the_first_post(feed_api: ApiClient) -
     # when
     again = post_with(feed_api, media_id)
 
-    # then
+    # then: the first post, its media included (the key record keeps the whole post)
     assert again.status == 201
+    assert again.headers["Idempotent-Replayed"] == "true"
     assert again.json["post_id"] == first.json["post_id"]
+    assert [link["media_id"] for link in again.json["media"]] == [media_id]
     assert len(posts_written()) == 1
 
 
