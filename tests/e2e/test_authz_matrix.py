@@ -55,6 +55,7 @@ MATRIX: dict[str, tuple[int | str, ...]] = {
     "GET /shipments":                     (401,     403,       403,       403,       200),
     "GET /feed":                          (401,     200,       200,       200,       200),  # each reads their own
     "POST /posts":                        (401,     201,       201,       201,       201),
+    "POST /media":                        (401,     200,       200,       200,       200),  # a form for my own uploads
     "GET /posts/{post_id}":               (401,     200,       200,       200,       200),
     "DELETE /posts/{post_id}":            (401,     403,       204,       403,       403),  # the author only
     "GET /tags/{tag}/posts":              (401,     200,       200,       200,       200),
@@ -226,6 +227,7 @@ def _cell(world: World, operation: str, role: str) -> requests.Response:
         "GET /shipments": lambda: client.get("/shipments", params={"status": "Shipped", "carrier": "dhl"}),
         "GET /feed": lambda: client.get("/feed"),
         "POST /posts": lambda: client.post("/posts", json={"text": f"{role} posts"}, headers=key),
+        "POST /media": lambda: client.post("/media", json={"content_type": "image/jpeg"}),
         "GET /posts/{post_id}": lambda: client.get(f"/posts/{world.publish()}"),
         "DELETE /posts/{post_id}": lambda: client.delete(f"/posts/{world.publish()}"),
         "GET /tags/{tag}/posts": lambda: client.get("/tags/matrix/posts"),

@@ -31,6 +31,7 @@ WRITES: list[Route] = [
     ("POST", f"/orders/{ORDER_ID}/shipments", {"carrier": "dhl"}, {}, idempotency_key()),
     ("PATCH", f"/orders/{ORDER_ID}/shipments/{ORDER_ID}", {"status": "Shipped"}, {}, if_match('"1"')),
     ("POST", "/posts", {"text": "hello", "tags": ["dynamodb"]}, {}, idempotency_key()),
+    ("POST", "/media", {"content_type": "image/png"}, {}, {}),
     ("DELETE", f"/posts/{ORDER_ID}", None, {}, {}),
     ("PUT", "/users/U100/followers/me", None, {}, {}),
     ("DELETE", "/users/U100/followers/me", None, {}, {}),

@@ -11,8 +11,9 @@ from functools import cache
 from shopfeed.feed.engagement.repository import EngagementRepository
 from shopfeed.feed.home.backfill import FollowTask
 from shopfeed.feed.home.fanout import FanoutRepository, FanoutTask
+from shopfeed.feed.media.storage import S3Media
 from shopfeed.feed.repository import FeedRepository
-from shopfeed.feed.settings import FanoutSettings, FeedApiSettings, FeedSettings
+from shopfeed.feed.settings import FanoutSettings, FeedApiSettings, FeedSettings, MediaSettings
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.config import settings
 from shopfeed.platform.cursors import CursorCodec, signing_keys
@@ -61,6 +62,12 @@ def engagement_store() -> EngagementRepository:
     return EngagementRepository(table(), cursors())
 
 
+@cache
+def media_storage() -> S3Media:
+    """The media bucket: upload forms, the post-time checks and copies, download links."""
+    return S3Media(clients.s3(), settings(MediaSettings).media_bucket_name)
+
+
 def celebrity_threshold() -> int:
     threshold: int = settings(FeedApiSettings).celebrity_follower_threshold
     return threshold
@@ -93,7 +100,7 @@ def follow_backfill_posts() -> int:
 
 
 # What each function's first request needs: built at init (``platform.warmup``).
-API_PORTS = (feed_store, engagement_store, reader)
+API_PORTS = (feed_store, engagement_store, reader, media_storage)
 STREAM_PORTS = (table, fanout_queue, search_sync_queue)
 WORKER_PORTS = (fanout_store, fanout_queue)
 
@@ -108,6 +115,7 @@ def reset() -> None:
         reader,
         feed_store,
         engagement_store,
+        media_storage,
         fanout_queue,
         fanout_store,
     ):

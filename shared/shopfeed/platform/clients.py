@@ -122,7 +122,9 @@ def sqs() -> "SQSClient":
 
 @cache
 def s3() -> "S3Client":
-    return boto3.client("s3", config=_config())
+    # Signature V4 for presigned forms and links too (botocore still presigns with V2 in us-east-1,
+    # which S3 refuses for buckets created since 2020).
+    return boto3.client("s3", config=_config().merge(Config(signature_version="s3v4")))
 
 
 @cache
