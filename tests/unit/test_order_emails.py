@@ -161,10 +161,14 @@ def test_the_adapter_sends_plain_text_from_the_sender_to_the_one_address(ses: An
                 "Body": {"Text": {"Data": "Body", "Charset": "UTF-8"}},
             }
         },
+        "EmailTags": [{"Name": "event_id", "Value": "01M8138JMSGYCV9FKFGGZVSFG2"}],
     }
     with Stubber(ses) as stub:
         stub.add_response("send_email", {"MessageId": "m-1"}, expected)
-        assert SesSender(ses, "orders@shop.example").send("ada@example.com", "Hi", "Body") == "m-1"
+        assert (
+            SesSender(ses, "orders@shop.example").send("ada@example.com", "Hi", "Body", "01M8138JMSGYCV9FKFGGZVSFG2")
+            == "m-1"
+        )
         stub.assert_no_pending_responses()
 
 
@@ -186,4 +190,4 @@ def test_the_adapter_tells_a_send_to_retry_from_one_never_to_retry(
     with Stubber(ses) as stub:
         stub.add_client_error("send_email", service_error_code=code, http_status_code=status)
         with pytest.raises(raised, match=code):
-            sender.send("ada@example.com", "Hi", "Body")
+            sender.send("ada@example.com", "Hi", "Body", "E1")

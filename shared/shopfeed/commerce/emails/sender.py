@@ -28,9 +28,9 @@ class EmailRejected(Exception):
 class EmailSender(Protocol):
     """Where emails go out (SesSender, or an in-memory fake in unit tests)."""
 
-    def send(self, to: str, subject: str, body: str) -> str:
-        """Send a plain-text email to ``to``; the provider's message id. Raises EmailUnavailable or
-        EmailRejected."""
+    def send(self, to: str, subject: str, body: str, event_id: str) -> str:
+        """Send a plain-text email to ``to`` about the event ``event_id``; the provider's message id.
+        Raises EmailUnavailable or EmailRejected."""
         ...
 
 
@@ -46,7 +46,7 @@ class SesSender:
         self._client = client
         self._sender = sender
 
-    def send(self, to: str, subject: str, body: str) -> str:
+    def send(self, to: str, subject: str, body: str, event_id: str) -> str:
         try:
             answer = self._client.send_email(
                 FromEmailAddress=self._sender,
@@ -57,6 +57,8 @@ class SesSender:
                         "Body": {"Text": {"Data": body, "Charset": "UTF-8"}},
                     }
                 },
+                # The event travels with the email (SES event destinations, the local sink's page show it).
+                EmailTags=[{"Name": "event_id", "Value": event_id}],
             )
         except ClientError as error:
             code = error.response.get("Error", {}).get("Code", "")

@@ -88,7 +88,7 @@ def send_once(body: str, repository: EmailRepository, sender: EmailSender, now: 
         repository.settle(notice, claim, NoticeStatus.SKIPPED, now)
         return Outcome.NO_ADDRESS
     try:
-        message_id = sender.send(recipient.email, email.subject, email.body_for(recipient.name))
+        message_id = sender.send(recipient.email, email.subject, email.body_for(recipient.name), notice.event_id)
     except EmailRejected as rejected:
         logger.warning("email rejected", event_id=notice.event_id, user_id=notice.user_id, error=str(rejected))
         repository.settle(notice, claim, NoticeStatus.REJECTED, now)
