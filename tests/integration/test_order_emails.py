@@ -13,6 +13,7 @@ from shopfeed.commerce.emails.repository import NoticeStatus
 from shopfeed.commerce.emails.worker import BACKOFF
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.outbox import OutboxEvent
+from tests.support.calls import dynamodb_calls
 from tests.support.emails import (
     SENDER,
     EmailLine,
@@ -70,7 +71,8 @@ def test_each_event_a_customer_hears_about_is_emailed_to_their_address_with_its_
     event = make()
     emails.publish(event)
     # when the worker takes the queue
-    emails.drain()
+    with dynamodb_calls() as calls:
+        emails.drain()
     # then the customer got that event's email, from the configured sender
     order_id = event.detail["order_id"]
     (email,) = sent_emails()
@@ -85,6 +87,8 @@ def test_each_event_a_customer_hears_about_is_emailed_to_their_address_with_its_
     assert stored["message_id"]
     assert "claimed_until" not in stored
     assert emails.dead_letters() == []
+    # in three round trips: claim, the customer, settle
+    assert calls.counts() == {"UpdateItem": 2, "GetItem": 1}
 
 
 def test_an_event_put_on_the_bus_three_times_with_its_id_sends_one_email(emails: EmailLine) -> None:
@@ -97,11 +101,14 @@ def test_an_event_put_on_the_bus_three_times_with_its_id_sends_one_email(emails:
     # when the worker takes them, and the event comes once more afterwards
     emails.drain()
     emails.publish(event)
-    emails.drain()
+    with dynamodb_calls() as calls:
+        emails.drain()
     # then three messages were handled and one email went out
     assert len(emails.delivered) == 3
     assert len(sent_emails()) == 1
     assert emails.dead_letters() == []
+    # and the late one cost one refused claim
+    assert calls.counts() == {"UpdateItem": 1}
 
 
 def test_a_message_whose_acknowledgement_was_lost_is_redelivered_by_the_poller_and_sends_nothing_more(
