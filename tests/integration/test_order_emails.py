@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from botocore.awsrequest import AWSResponse
 
 from shopfeed.commerce import bootstrap, keys
 from shopfeed.commerce.emails.repository import NoticeStatus
@@ -237,3 +238,44 @@ def test_ses_failing_holds_the_email_back_longer_each_time_then_moves_it_to_the_
     emails.send([dead])
     emails.drain()
     assert len(sent_emails()) == 1
+
+
+def test_a_customer_read_that_fails_gives_the_claim_back_and_the_retry_sends_once(
+    emails: EmailLine, queue_time: QueueTime
+) -> None:
+    # given DynamoDB failing the worker's first read of the customer (after the claim)
+    put_customer("U100")
+    event = placed()
+    emails.publish(event)
+    reads: list[str] = []
+
+    def fail_the_first_read(**_: Any) -> tuple[AWSResponse, dict[str, Any]] | None:
+        reads.append("GetItem")
+        if len(reads) > 1:
+            return None
+        error = {"Code": "InternalServerError", "Message": "Internal server error"}
+        return AWSResponse("https://dynamodb.us-east-1.amazonaws.com/", 500, {}, None), {
+            "Error": error,
+            "ResponseMetadata": {"HTTPStatusCode": 500},
+        }
+
+    # (the shared client outlives the test: the hook goes with it)
+    hooks = clients.dynamodb().meta.events
+    hooks.register("before-call.dynamodb.GetItem", fail_the_first_read)
+    poller = emails.poller()
+    # when the worker takes it
+    try:
+        assert poller.poll() == 1
+    finally:
+        hooks.unregister("before-call.dynamodb.GetItem", fail_the_first_read)
+    assert reads == ["GetItem"]
+    # then nothing was sent and the claim was given back, not left to run out
+    assert sent_emails() == []
+    assert guard(event) is None
+    # and after its backoff the message comes back and is sent, once, by a fresh claim (no takeover)
+    queue_time.advance(BACKOFF.delay(1))
+    assert poller.poll() == 1
+    assert len(sent_emails()) == 1
+    stored = guard(event)
+    assert stored is not None
+    assert (stored["status"], stored["claims"]) == ("Sent", 1)

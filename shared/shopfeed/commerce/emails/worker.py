@@ -56,6 +56,10 @@ class EmailPorts:
     redelivery: Redelivery
 
 
+# Failures before SES took the email: SES's own, or DynamoDB's while reading the customer.
+_NOT_SENT: Final = (EmailUnavailable, DependencyUnavailable, ClientError, BotoCoreError)
+
+
 def send_once(body: str, repository: EmailRepository, sender: EmailSender, now: datetime) -> Outcome:
     """One message: the event's email sent, unless it was already (see the module docstring). Raises
     EmailUnavailable, EmailInFlight or an unavailable DynamoDB: the message is tried again later."""
@@ -82,18 +86,20 @@ def send_once(body: str, repository: EmailRepository, sender: EmailSender, now: 
         # The claim's earlier holder died or lost SES's answer: its email may have gone out already.
         logger.warning("email claim taken over", event_id=notice.event_id, order_id=notice.order_id)
         metrics.add_metric(name="EmailClaimTakenOver", unit="Count", value=1)
-    recipient = repository.recipient(notice.user_id)
-    if recipient is None:
-        logger.warning("customer has no email address", event_id=notice.event_id, user_id=notice.user_id)
-        repository.settle(notice, claim, NoticeStatus.SKIPPED, now)
-        return Outcome.NO_ADDRESS
     try:
+        recipient = repository.recipient(notice.user_id)
+        if recipient is None:
+            logger.warning("customer has no email address", event_id=notice.event_id, user_id=notice.user_id)
+            repository.settle(notice, claim, NoticeStatus.SKIPPED, now)
+            return Outcome.NO_ADDRESS
         message_id = sender.send(recipient.email, email.subject, email.body_for(recipient.name), notice.event_id)
     except EmailRejected as rejected:
         logger.warning("email rejected", event_id=notice.event_id, user_id=notice.user_id, error=str(rejected))
         repository.settle(notice, claim, NoticeStatus.REJECTED, now)
         return Outcome.REJECTED
-    except EmailUnavailable:
+    except _NOT_SENT:
+        # Nothing went out: the claim is given back, so the retry claims at once instead of waiting
+        # out the lease (and being counted as a takeover).
         repository.release(notice, claim)
         raise
     if not repository.settle(notice, claim, NoticeStatus.SENT, utc_now(), message_id):
