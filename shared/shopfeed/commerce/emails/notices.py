@@ -13,19 +13,18 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from aws_lambda_powertools.utilities.data_classes.event_bridge_event import EventBridgeEvent
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from shopfeed.commerce import events
+from shopfeed.platform.models import Model
 
 PAYMENT_REFUNDED: Final = "PaymentRefunded"
 ORDER_EXPIRED: Final = "OrderExpired"
 SHIPPED: Final = "Shipped"
 
 
-class Notice(BaseModel):
+class Notice(Model):
     """One event as the email worker reads it: its stable id, its type, whose order, and its data."""
-
-    model_config = ConfigDict(frozen=True)
 
     event_id: str = Field(min_length=1)
     event_type: str = Field(min_length=1)
