@@ -17,4 +17,4 @@ warmup.prime(bootstrap.email_ports)
 @logger.inject_lambda_context
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
-    return worker.handle_messages(event, bootstrap.email_ports())
+    return worker.handle_messages(event, bootstrap.email_ports(), context.get_remaining_time_in_millis)

@@ -11,7 +11,7 @@ from botocore.awsrequest import AWSResponse
 
 from shopfeed.commerce import bootstrap, keys
 from shopfeed.commerce.emails.repository import NoticeStatus
-from shopfeed.commerce.emails.worker import BACKOFF
+from shopfeed.commerce.emails.worker import BACKOFF, START_MARGIN_MS
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.outbox import OutboxEvent
 from tests.support.calls import dynamodb_calls
@@ -279,3 +279,28 @@ def test_a_customer_read_that_fails_gives_the_claim_back_and_the_retry_sends_onc
     stored = guard(event)
     assert stored is not None
     assert (stored["status"], stored["claims"]) == ("Sent", 1)
+
+
+def test_an_invocation_short_of_time_sends_its_first_email_and_leaves_the_rest_unclaimed_for_later(
+    emails: EmailLine, queue_time: QueueTime
+) -> None:
+    # given three events, and a worker whose invocations have less time than one slow SES call needs
+    put_customer("U100")
+    first, second, third = placed(), paid(), expired()
+    emails.publish(first, second, third)
+    poller = emails.poller()
+    poller.function.timeout_s = (START_MARGIN_MS - 1000) / 1000  # type: ignore[attr-defined]
+    # when the worker takes the batch
+    assert poller.poll() == 3
+    # then one email went out, and the two others were not begun: no claim, held back on the queue
+    assert len(sent_emails()) == 1
+    assert sum(guard(event) is None for event in (first, second, third)) == 2
+    assert poller.poll() == 0
+    # and they come back after their backoff, one email per invocation until all are sent
+    queue_time.advance(BACKOFF.delay(1))
+    assert poller.poll() == 2
+    assert len(sent_emails()) == 2
+    queue_time.advance(BACKOFF.delay(2))
+    assert poller.poll() == 1
+    assert sorted(email.subject.split()[0] for email in sent_emails()) == ["Payment", "Your", "Your"]
+    assert emails.dead_letters() == []

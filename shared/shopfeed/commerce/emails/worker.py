@@ -30,6 +30,7 @@ from shopfeed.commerce.emails.notices import notice_from, template_for
 from shopfeed.commerce.emails.repository import EmailDone, EmailInFlight, EmailRepository, NoticeStatus
 from shopfeed.commerce.emails.sender import EmailRejected, EmailSender, EmailUnavailable
 from shopfeed.platform import queues
+from shopfeed.platform.clients import BUDGETS
 from shopfeed.platform.clock import new_id, utc_now
 from shopfeed.platform.errors import DependencyUnavailable
 from shopfeed.platform.observability import logger, metrics
@@ -112,17 +113,33 @@ def send_once(body: str, repository: EmailRepository, sender: EmailSender, now: 
 _RETRIED: Final = (EmailUnavailable, EmailInFlight, DependencyUnavailable, ClientError, BotoCoreError)
 
 
+class NotStarted(Exception):
+    """The invocation had too little time left to start this message: it comes back, unclaimed."""
+
+
+# A message is begun only with time for its slowest SES call left (the background budget's worst case,
+# platform.clients): a batch that meets a degraded SES stops between messages, its rest coming back
+# later, instead of being cut by the Timeout in the middle of one (whose claim would then have to run out).
+START_MARGIN_MS: Final = int(BUDGETS["background"].worst_case_s() * 1000)
+
+
 def handle_messages(
     event: Mapping[str, Any],
     ports: EmailPorts,
+    remaining_ms: Callable[[], int],
     backoff: Backoff = BACKOFF,
     clock: Callable[[], datetime] = utc_now,
 ) -> PartialItemFailureResponse:
     """The worker's whole handler: each message sent once (``send_once``), counted by outcome; the
-    failed ones held back on the queue by their receive count (``queues.retry_later``)."""
+    failed ones held back on the queue by their receive count (``queues.retry_later``). The first message
+    is always begun (each invocation makes progress); a later one only with ``START_MARGIN_MS`` left."""
     records = list(SQSEvent(dict(event)).records)
     failures: dict[str, Exception] = {}
-    for record in records:
+    for position, record in enumerate(records):
+        if position and remaining_ms() < START_MARGIN_MS:
+            failures |= dict.fromkeys((r.message_id for r in records[position:]), NotStarted())
+            logger.warning("emails left for a later invocation", messages=len(records) - position)
+            break
         try:
             outcome = send_once(record.body, ports.repository, ports.sender, clock())
         except _RETRIED as error:
