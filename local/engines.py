@@ -61,6 +61,8 @@ class Engines:
     dynamodb_endpoint: str
     dynamodb_engine: str  # what serves DynamoDB, for the banner
     search_endpoint: str | None = None
+    # SES (API v2) for the functions: the stack's email sink (local/mail.py), once the stack knows its port.
+    ses_endpoint: str | None = None
     _children: list[_Child] = field(default_factory=list)
 
     def environment(self) -> dict[str, str]:
@@ -81,6 +83,7 @@ class Engines:
             "AWS_ENDPOINT_URL_SQS": self.aws_endpoint,
             "AWS_ENDPOINT_URL_S3": self.aws_endpoint,
             "AWS_ENDPOINT_URL_SECRETS_MANAGER": self.aws_endpoint,
+            **({"AWS_ENDPOINT_URL_SESV2": self.ses_endpoint} if self.ses_endpoint else {}),
         }
 
     def client(self, service: str) -> Any:

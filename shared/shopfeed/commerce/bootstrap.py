@@ -24,6 +24,7 @@ from shopfeed.commerce.settings import (
     CommerceSweeperSettings,
     InventorySnapshotSettings,
     OrderArchiverSettings,
+    OrderEmailSettings,
     PaymentWorkerSettings,
 )
 from shopfeed.commerce.shipments.repository import ShipmentQueries, ShipmentRepository
@@ -38,6 +39,7 @@ from shopfeed.platform.search import sync as search_sync
 
 if TYPE_CHECKING:
     from shopfeed.commerce.archive.archiver import ArchivePorts
+    from shopfeed.commerce.emails.worker import EmailPorts
 
 
 @cache
@@ -133,6 +135,28 @@ def payment_provider(name: str, table: dynamo.Table) -> PaymentProvider:
     raise ValueError(f"unknown payment provider {name!r}")
 
 
+# -- customer emails -----------------------------------------------------------------------------
+
+
+@cache
+def email_ports() -> "EmailPorts":
+    """The email worker's table (guards and customers), SES with the sender address, and its queue."""
+    # Imported here: the API functions import this module and never send an email.
+    from shopfeed.commerce.emails.notices import Notice
+    from shopfeed.commerce.emails.repository import EmailRepository
+    from shopfeed.commerce.emails.sender import SesSender
+    from shopfeed.commerce.emails.worker import EmailPorts
+
+    config = settings(OrderEmailSettings)
+    table = dynamo.Table(clients.dynamodb(), config.commerce_table_name)
+    return EmailPorts(
+        repository=EmailRepository(table, timedelta(seconds=config.email_claim_seconds)),
+        sender=SesSender(clients.sesv2(), config.email_sender),
+        # Only its retry_after is used: the rule puts the messages there, the worker holds failed ones back.
+        redelivery=SqsTaskQueue[Notice](clients.sqs(), config.email_queue_url),
+    )
+
+
 # -- shipments -----------------------------------------------------------------------------------
 
 
@@ -198,6 +222,6 @@ def reset() -> None:
         *(cursors, api_table, repository, reviews, stream_table, search_sync_queue, api_search_index),
         *(relay_ports, sweeper_ports),
         *(payments, payment_lists, payment_queue, payment_worker_ports, shipments, shipment_lists),
-        *(archiver, snapshot_job, snapshots),
+        *(archiver, snapshot_job, snapshots, email_ports),
     ):
         factory.cache_clear()

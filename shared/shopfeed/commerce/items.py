@@ -36,6 +36,8 @@ PRODUCT: Final = "Product"
 ORDER: Final = "Order"
 ORDER_LINE: Final = "OrderLine"
 OUTBOX_EVENT: Final = "OutboxEvent"
+# The guard of an event's customer email (commerce.emails.repository).
+EMAIL_NOTICE: Final = "EmailNotice"
 
 Item = dict[str, Any]
 

@@ -16,6 +16,7 @@ Base table (PK / SK):
     ARCHIVE                 BATCH#<batch_id>        archive manifest: an S3 batch of orders in flight (ECOM-011)
     ARCHIVE                 LEASE                   the archive run holding the job (runs never overlap)
     SNAPSHOT#<yyyy-mm-dd>   <product_id>            a product's stock level on that day (TTL)
+    NOTICE#<event_id>       EMAIL                   the customer email of an integration event: claimed, sent (TTL)
 
 Indexes (attribute names say which index they feed):
     ProductsByCategory  by_category_pk = CATEGORY#<category>            by_category_sk = <product_id>
@@ -54,6 +55,8 @@ LINE: Final = "LINE#"
 STATUS: Final = "STATUS#"
 OUTBOX: Final = "OUTBOX#"
 EVENT: Final = "EVENT"
+NOTICE: Final = "NOTICE#"
+EMAIL_NOTICE: Final = "EMAIL"
 
 # Write sharding of hot index partitions. Changing a count strands items written under the old one,
 # so these are constants of the data model, not configuration.
@@ -133,6 +136,12 @@ def purchase(user_id: str, product_id: str) -> Key:
 
 def email_guard(email: str) -> Key:
     return {"PK": EMAIL + email.lower(), "SK": GUARD}
+
+
+def email_notice(event_id: str) -> Key:
+    """The guard of the customer email an integration event causes: one per event id (its own partition,
+    so claims of different events never contend)."""
+    return {"PK": NOTICE + event_id, "SK": EMAIL_NOTICE}
 
 
 def product(product_id: str) -> Key:

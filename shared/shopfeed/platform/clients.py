@@ -34,7 +34,7 @@ message for the pollers to deliver again.
 
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import boto3
 from botocore.config import Config
@@ -128,11 +128,17 @@ def s3() -> "S3Client":
 
 
 @cache
+def sesv2() -> Any:
+    # Typed Any: no mypy_boto3_sesv2 stubs are installed; SesSender declares the one call it makes.
+    return boto3.client("sesv2", config=_config())
+
+
+@cache
 def secret_string(secret_arn: str) -> str:
     return str(boto3.client("secretsmanager", config=_config()).get_secret_value(SecretId=secret_arn)["SecretString"])
 
 
 def reset() -> None:
     """Forget every client (tests switch endpoints between engines)."""
-    for factory in (dynamodb, eventbridge, sqs, s3, secret_string):
+    for factory in (dynamodb, eventbridge, sqs, s3, sesv2, secret_string):
         factory.cache_clear()
