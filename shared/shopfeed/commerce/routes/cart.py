@@ -41,6 +41,7 @@ def _cart_response(cart: Cart) -> Response[CartView]:
 @router.get(
     "/users/me/cart",
     summary="My cart (seed 001 AP 8): one strongly consistent Query in my partition",
+    responses=problem_responses(),
     tags=["cart"],
 )
 def get_cart(caller: CurrentCaller, carts: CartStore) -> Response[CartView]:
