@@ -426,3 +426,23 @@ def test_someone_elses_cart_is_neither_seen_nor_changed(commerce_api: ApiClient)
     assert checked_out.json["user_id"] == "U200"
     assert [line["product_id"] for line in commerce_api.get(CART).json["lines"]] == ["P-RED-TSHIRT"]
     assert commerce_api.as_user(None).get(CART).status == 401
+
+
+@pytest.mark.usefixtures("catalog")
+@pytest.mark.parametrize("etag", ["", "garbage", 'W/"0"', "*", '"0"x'])
+def test_an_if_match_that_is_no_etag_never_matches_even_a_cart_never_written(
+    commerce_api: ApiClient, etag: str
+) -> None:
+    # given
+    before = table_items()
+
+    # when
+    answers = [
+        cart_line(commerce_api, "P-RED-TSHIRT", headers=if_match(etag)),
+        commerce_api.delete(f"{CART}/items/P-RED-TSHIRT", headers=if_match(etag)),
+        check_out(commerce_api, **if_match(etag)),
+    ]
+
+    # then
+    assert [answer.status for answer in answers] == [412, 412, 412]
+    assert table_items() == before

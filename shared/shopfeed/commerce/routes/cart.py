@@ -21,17 +21,13 @@ from shopfeed.platform.idempotency import IdempotentRequest
 from shopfeed.platform.observability import logger, metrics
 from shopfeed.platform.parameters import IdempotencyKey, IfMatch
 from shopfeed.platform.problems import problem_responses
-from shopfeed.platform.versioning import expected_version
+from shopfeed.platform.versioning import optional_version
 
 router = Router()
 CartStore = Annotated[services.Carts, Depends(bootstrap.carts)]
+# If-Match is optional on the cart (docs/data-model.md, decision 109): a shopper's two tabs each set a
+# line's quantity and the last one wins; a client that wants "exactly the cart I read" sends it.
 ProductPath = Annotated[ProductId, Path()]
-
-
-def _optional_version(if_match: str | None) -> int | None:
-    # If-Match is optional on the cart (docs/data-model.md): a shopper's two tabs each set a line's
-    # quantity, and the last one wins; a client that wants "exactly the cart I saw" sends it.
-    return None if if_match is None else expected_version(if_match)
 
 
 def _cart_response(cart: Cart) -> Response[CartView]:
@@ -59,7 +55,7 @@ def get_cart(caller: CurrentCaller, carts: CartStore) -> Response[CartView]:
 def put_cart_line(
     product_id: ProductPath, body: PutCartLine, caller: CurrentCaller, carts: CartStore, if_match: IfMatch = None
 ) -> Response[CartView]:
-    cart = services.put_line(carts, caller, product_id, body.quantity, _optional_version(if_match))
+    cart = services.put_line(carts, caller, product_id, body.quantity, optional_version(if_match))
     return _cart_response(cart)
 
 
@@ -72,7 +68,7 @@ def put_cart_line(
 def delete_cart_line(
     product_id: ProductPath, caller: CurrentCaller, carts: CartStore, if_match: IfMatch = None
 ) -> Response[CartView]:
-    return _cart_response(services.remove_line(carts, caller, product_id, _optional_version(if_match)))
+    return _cart_response(services.remove_line(carts, caller, product_id, optional_version(if_match)))
 
 
 @router.post(
@@ -100,7 +96,7 @@ def check_out(
     if_match: IfMatch = None,
 ) -> Response[OrderView]:
     request = IdempotentRequest.of(caller.user_id, idempotency_key, "check-out-cart", {})
-    created = services.check_out(carts, caller, request, _optional_version(if_match))
+    created = services.check_out(carts, caller, request, optional_version(if_match))
     order = created.value
     if not created.replayed:
         logger.info("cart checked out", order_id=order.order_id, lines=order.line_count)
