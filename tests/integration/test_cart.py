@@ -446,3 +446,74 @@ def test_an_if_match_that_is_no_etag_never_matches_even_a_cart_never_written(
     # then
     assert [answer.status for answer in answers] == [412, 412, 412]
     assert table_items() == before
+
+
+@pytest.fixture
+def first_read_is_stale(commerce_api: ApiClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The next request's first read of U100's cart sees it one change ago (a change lands between that
+    read and the request's transaction); later reads see the table."""
+    from shopfeed.commerce import bootstrap
+
+    carts = bootstrap.carts()
+    stale = [carts.read("U100")]
+    cart_line(commerce_api, "P-BLUE-MUG", 1)
+    read = carts.read
+    monkeypatch.setattr(carts, "read", lambda user_id: stale.pop() if stale else read(user_id))
+
+
+@pytest.mark.usefixtures("catalog")
+def test_a_checkout_whose_cart_changed_since_its_read_is_cancelled_and_orders_the_cart_read_again(
+    commerce_api: ApiClient, request: pytest.FixtureRequest
+) -> None:
+    # given
+    cart_line(commerce_api, "P-RED-TSHIRT", 2)
+    request.getfixturevalue("first_read_is_stale")
+
+    # when
+    with dynamodb_calls() as calls:
+        answer = check_out(commerce_api)
+
+    # then
+    assert answer.status == 201, answer.text
+    assert calls.operations == ["TransactWriteItems", "Query", "TransactWriteItems"]
+    assert [line["product_id"] for line in answer.json["lines"]] == ["P-BLUE-MUG", "P-RED-TSHIRT"]
+    assert entities(items.CART_LINE) == []
+    assert len(entities(items.ORDER)) == 1
+
+
+@pytest.mark.usefixtures("catalog")
+def test_a_checkout_naming_a_cart_that_changed_since_its_read_is_412_and_writes_nothing(
+    commerce_api: ApiClient, request: pytest.FixtureRequest
+) -> None:
+    # given
+    cart_line(commerce_api, "P-RED-TSHIRT", 2)  # version 1
+    request.getfixturevalue("first_read_is_stale")  # version 2 in the table, 1 in the read
+    before = table_items()
+
+    # when
+    answer = check_out(commerce_api, **if_match('"1"'))
+
+    # then
+    assert answer.status == 412
+    assert answer.json["current_version"] == 2
+    assert table_items() == before
+
+
+@pytest.mark.usefixtures("catalog")
+def test_a_put_whose_cart_changed_since_its_read_is_applied_to_the_cart_read_again(
+    commerce_api: ApiClient, request: pytest.FixtureRequest
+) -> None:
+    # given
+    cart_line(commerce_api, "P-RED-TSHIRT", 2)
+    request.getfixturevalue("first_read_is_stale")
+
+    # when
+    answer = cart_line(commerce_api, "P-RED-TSHIRT", 4)
+
+    # then
+    assert answer.status == 200
+    assert answer.json["version"] == 3
+    assert sorted((i["product_id"], i["quantity"]) for i in entities(items.CART_LINE)) == [
+        ("P-BLUE-MUG", 1),
+        ("P-RED-TSHIRT", 4),
+    ]
