@@ -120,7 +120,7 @@ _Change = Callable[[Cart, datetime], tuple[tuple[CartLine, ...], CartLine | None
 
 def _change(carts: Carts, caller: Caller, expected: int | None, change: _Change) -> Cart:
     """Read, change, write guarded by the version read; a concurrent change re-reads (unless the
-    client named a version: then it is told, 412)."""
+    client named a version: then it is told, 412), and a cart that keeps changing is a 409 to retry."""
     for attempt in range(1, ATTEMPTS + 1):
         moment = utc_now()
         stored = carts.read(caller.user_id)
@@ -143,8 +143,10 @@ def _change(carts: Carts, caller: Caller, expected: int | None, change: _Change)
         try:
             carts.save(stored, after, writes, gone)
         except StaleVersion:
-            if expected is not None or attempt == ATTEMPTS:
-                raise
+            if expected is not None:
+                raise  # the client named the cart it changes: a changed cart is its 412
+            if attempt == ATTEMPTS:
+                raise Contention("your cart") from None
             continue
         return after
     raise AssertionError("unreachable")
