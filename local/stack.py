@@ -24,7 +24,7 @@ from typing import Any
 from local import STATE_DIR, cfn, engines, seed
 from local.auth import AUDIENCE, JwtAuthorizer, SigningKey, issuer_for
 from local.faults import KINDS, FaultSettings, Tally
-from local.gateway import ApiGateway
+from local.gateway import ApiGateway, Cors
 from local.lambdas import Function, FunctionInitError, FunctionSpec, FunctionWorkers
 from local.provision import Provisioned, function_environment, provision
 from local.queues import QueuePoller, QueueSettings, peek
@@ -203,6 +203,7 @@ def build(args: argparse.Namespace, running: engines.Engines, stop: threading.Ev
         routes,
         {name: fn.invoke for name, fn in functions.items()},
         _authorizers(template, resolver, signing_key),
+        cors=_cors(template, resolver),
     )
     pollers: list[Poller] = []
     schedules: list[Schedule] = []
@@ -318,6 +319,15 @@ def _layers(template: Mapping[str, Any], layers: Any) -> list[Path]:
         if resource.get("Type") == "AWS::Serverless::LayerVersion":
             paths.append(cfn.ROOT / resource["Properties"]["ContentUri"])
     return paths
+
+
+def _cors(template: Mapping[str, Any], resolver: cfn.Resolver) -> Cors | None:
+    configurations = [
+        resolver.resolve((resource.get("Properties") or {}).get("CorsConfiguration"))
+        for resource in template["Resources"].values()
+        if resource["Type"] == "AWS::Serverless::HttpApi"
+    ]
+    return Cors.of(next((c for c in configurations if c), None))
 
 
 def _authorizers(template: Mapping[str, Any], resolver: cfn.Resolver, key: SigningKey) -> dict[str, JwtAuthorizer]:

@@ -12,6 +12,7 @@ from local.harness.tables import table_items
 from shopfeed.commerce import events, items, keys
 from shopfeed.commerce.cart import services
 from shopfeed.commerce.models import MAX_CART_LINES
+from shopfeed.platform import clients, dynamo
 from shopfeed.platform.dynamo import MAX_TRANSACTION_ITEMS
 from shopfeed.platform.idempotency import ENTITY_TYPE as IDEMPOTENCY_KEY
 from tests.support.calls import dynamodb_calls
@@ -517,3 +518,21 @@ def test_a_put_whose_cart_changed_since_its_read_is_applied_to_the_cart_read_aga
         ("P-BLUE-MUG", 1),
         ("P-RED-TSHIRT", 4),
     ]
+
+
+@pytest.mark.usefixtures("catalog")
+def test_a_checkout_key_past_its_retention_answers_no_order_from_an_empty_cart(commerce_api: ApiClient) -> None:
+    # given a checkout whose key record's retention has passed (TTL lags: still stored)
+    cart_line(commerce_api, "P-RED-TSHIRT", 2)
+    assert check_out(commerce_api, key="checkout-old").status == 201
+    [record] = entities(IDEMPOTENCY_KEY)
+    clients.dynamodb().put_item(
+        TableName="CommerceTable", Item=dynamo.serialize(record | {"expires_at": dynamo.now_epoch() - 1})
+    )
+
+    # when the key comes again to the cart it emptied
+    again = check_out(commerce_api, key="checkout-old")
+
+    # then the key is new again: the cart is empty
+    assert again.status == 409
+    assert again.json["type"] == PROBLEMS + "cart-empty"

@@ -30,7 +30,7 @@ from shopfeed.commerce.settings import (
 from shopfeed.commerce.shipments.repository import ShipmentQueries, ShipmentRepository
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.config import settings
-from shopfeed.platform.cursors import CursorCodec, signing_key
+from shopfeed.platform.cursors import CursorCodec, signing_keys
 from shopfeed.platform.outbox import OutboxRepository
 from shopfeed.platform.publisher import EventBridgePublisher
 from shopfeed.platform.queues import SqsTaskQueue
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 @cache
 def cursors() -> CursorCodec:
     """The API's cursor signer (its key is read once per container)."""
-    return CursorCodec(signing_key(settings(CommerceApiSettings)))
+    return CursorCodec(signing_keys(settings(CommerceApiSettings)))
 
 
 @cache

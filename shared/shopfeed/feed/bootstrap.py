@@ -14,7 +14,7 @@ from shopfeed.feed.repository import FeedRepository
 from shopfeed.feed.settings import FanoutSettings, FeedApiSettings, FeedSettings
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.config import settings
-from shopfeed.platform.cursors import CursorCodec, signing_key
+from shopfeed.platform.cursors import CursorCodec, signing_keys
 from shopfeed.platform.pagination import Reader
 from shopfeed.platform.queues import SqsTaskQueue
 from shopfeed.platform.search import engine as search_engine
@@ -39,7 +39,7 @@ search_sync_queue = cache(search_sync.queue)
 @cache
 def cursors() -> CursorCodec:
     """The API's cursor signer (its key is read once per container)."""
-    return CursorCodec(signing_key(settings(FeedApiSettings)))
+    return CursorCodec(signing_keys(settings(FeedApiSettings)))
 
 
 @cache

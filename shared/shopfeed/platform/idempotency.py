@@ -107,13 +107,16 @@ def record_put[M: BaseModel](
         "fingerprint": request.fingerprint,
         **snapshot.attributes(value),
         "created_at": iso(now),
-        "expires_at": epoch_seconds(now + RETENTION),
+        dynamo.TTL_ATTRIBUTE: epoch_seconds(now + RETENTION),
     }
     return {
         "Put": {
             "TableName": table,
             "Item": dynamo.serialize(item),
-            "ConditionExpression": "attribute_not_exists(PK)",
+            # A record past its retention that TTL has not deleted yet is no record: the key is new again.
+            "ConditionExpression": "attribute_not_exists(PK) OR #expires_at <= :now",
+            "ExpressionAttributeNames": {"#expires_at": dynamo.TTL_ATTRIBUTE},
+            "ExpressionAttributeValues": {":now": {"N": str(epoch_seconds(now))}},
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
     }
@@ -129,7 +132,10 @@ def recorded[M: BaseModel](table: dynamo.Table, request: IdempotentRequest, snap
     For a create that can be refused before its transaction runs (a checkout finds the cart it
     emptied empty): a retry must still answer what the key made, not the refusal."""
     item = table.get(_record_key(request))
-    return replay(request, dynamo.Reason("ConditionalCheckFailed", item), snapshot) if item else None
+    # A record past its retention that TTL has not deleted yet is no record, as for record_put's condition.
+    if item is None or int(item[dynamo.TTL_ATTRIBUTE]) <= dynamo.now_epoch():
+        return None
+    return replay(request, dynamo.Reason("ConditionalCheckFailed", item), snapshot)
 
 
 def replay[M: BaseModel](request: IdempotentRequest, reason: dynamo.Reason, snapshot: Snapshot[M]) -> Created[M] | None:
