@@ -44,6 +44,9 @@ WRITES: list[Route] = [
     ("POST", "/products/P-RED-TSHIRT/reviews", {"rating": 5, "title": "Soft"}, {}, {}),
     ("PUT", "/products/P-RED-TSHIRT/reviews/me", {"rating": 4, "title": "Soft"}, {}, if_match('"1"')),
     ("DELETE", "/products/P-RED-TSHIRT/reviews/me", None, {}, {}),
+    ("PUT", "/users/me/cart/items/P-RED-TSHIRT", {"quantity": 2}, {}, {}),
+    ("DELETE", "/users/me/cart/items/P-RED-TSHIRT", None, {}, {}),
+    ("POST", "/users/me/cart/checkout", None, {}, idempotency_key()),
 ]
 
 # The reads are derived from docs/openapi.json: every GET operation, its path parameters and required

@@ -10,6 +10,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from shopfeed.commerce import items
+from shopfeed.commerce.cart.repository import CartRepository
 from shopfeed.commerce.inventory.repository import SnapshotQueries, SnapshotRepository
 from shopfeed.commerce.inventory.snapshots import SnapshotPorts
 from shopfeed.commerce.orders.repository import CommerceRepository
@@ -58,6 +59,12 @@ def api_table() -> dynamo.Table:
 def repository() -> CommerceRepository:
     """CommerceTable for the API: the repository its routes depend on."""
     return CommerceRepository(api_table(), cursors())
+
+
+@cache
+def carts() -> CartRepository:
+    """Carts for the API; a checkout places its order through the orders' repository."""
+    return CartRepository(api_table(), repository())
 
 
 @cache
@@ -213,13 +220,13 @@ def snapshots() -> SnapshotQueries:
 
 
 # What the API's routes depend on: built at init, so a container's first request finds them ready.
-API_PORTS = (repository, reviews, payments, payment_lists, shipments, shipment_lists, snapshots)
+API_PORTS = (repository, carts, reviews, payments, payment_lists, shipments, shipment_lists, snapshots)
 
 
 def reset() -> None:
     """Forget every port built (tests change the environment between tests)."""
     for factory in (
-        *(cursors, api_table, repository, reviews, stream_table, search_sync_queue, api_search_index),
+        *(cursors, api_table, repository, carts, reviews, stream_table, search_sync_queue, api_search_index),
         *(relay_ports, sweeper_ports),
         *(payments, payment_lists, payment_queue, payment_worker_ports, shipments, shipment_lists),
         *(archiver, snapshot_job, snapshots, email_ports),

@@ -3,6 +3,8 @@
 Base table (PK / SK):
     USER#<user_id>          PROFILE                 customer profile (user ids escaped: platform.key_parts)
     USER#<user_id>          PURCHASE#<product_id>   the user paid for the product (paid_orders: how many orders)
+    USER#<user_id>          CART                    the user's cart: its version (ETag) and expiry (TTL)
+    USER#<user_id>          CART#<product_id>       a line of the cart (sorts after CART: one Query reads both)
     EMAIL#<email>           GUARD                   unique-email guard (points at the user)
     PRODUCT#<product_id>    META                    product, price and stock
     ORDER#<order_id>        META                    order header
@@ -132,6 +134,31 @@ def purchase(user_id: str, product_id: str) -> Key:
     """Proof of purchase: kept by payments (an approved order counts, its cancellation takes it back),
     checked by reviews (only buyers review), in the buyer's partition."""
     return {"PK": _user_part(user_id), "SK": PURCHASE + product_id}
+
+
+# -- the cart (seed 001, AP 8) --------------------------------------------------------------------
+#
+# In the user's partition: the header and its lines share the prefix, so one strongly consistent
+# Query (begins_with CART) reads the whole cart.
+
+CART: Final = "CART"
+CART_LINE: Final = "CART#"
+
+
+def cart(user_id: str) -> Key:
+    return {"PK": _user_part(user_id), "SK": CART}
+
+
+def cart_line(user_id: str, product_id: str) -> Key:
+    return {"PK": _user_part(user_id), "SK": CART_LINE + product_id}
+
+
+def cart_partition(user_id: str) -> str:
+    return _user_part(user_id)
+
+
+def parse_cart_product(sk: str) -> str:
+    return key_parts.after_prefix(sk, CART_LINE, "a cart line")
 
 
 def email_guard(email: str) -> Key:
