@@ -147,7 +147,9 @@ def test_shipping_delivering_and_returning_each_write_one_move_with_the_parcel(
             parcel = moved(ops, parcel, status)
         assert calls.counts()["TransactWriteItems"] == 1
         written += history_puts(calls)
-    # then: one move per transaction, versions following on
+    # then: one move per transaction, versions following on (the return starts the payment's refund)
+    (payment,) = commerce_api.get(f"/orders/{order['order_id']}/payments").json["items"]
+    refund_id = payment["refund"]["refund_id"]
     assert [[(w["from_status"], w["to_status"], w["version"]) for w in puts] for puts in written] == [
         [("Paid", "Shipped", 3)],
         [("Shipped", "Delivered", 4)],
@@ -158,7 +160,7 @@ def test_shipping_delivering_and_returning_each_write_one_move_with_the_parcel(
         ("Placed", "Paid", PAYMENTS_ACTOR, moves(commerce_api, order["order_id"])[1][3]),
         ("Paid", "Shipped", "U-OPS", f"shipment {parcel['shipment_id']} shipped"),
         ("Shipped", "Delivered", "U-OPS", f"shipment {parcel['shipment_id']} delivered"),
-        ("Delivered", "Returned", "U-OPS", f"shipment {parcel['shipment_id']} returned"),
+        ("Delivered", "Returned", "U-OPS", f"shipment {parcel['shipment_id']} returned; refund {refund_id} started"),
     ]
 
 

@@ -234,7 +234,9 @@ class InMemoryCommerce:
             cursor=cursor,
         )
 
-    def cancel_order(self, order: Order, cancelled: Order, event: OutboxEvent, move: OrderMove) -> None:
+    def cancel_order(
+        self, order: Order, cancelled: Order, event: OutboxEvent, move: OrderMove, refund_id: str | None = None
+    ) -> None:
         stored = self._orders.get(order.order_id)
         if stored is None:
             raise NotFound("order", order.order_id)

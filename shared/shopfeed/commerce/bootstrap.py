@@ -126,6 +126,12 @@ def payment_worker_ports() -> tuple[PaymentRepository, PaymentProvider]:
     return PaymentRepository(table), payment_provider(config.payment_provider, table)
 
 
+@cache
+def payment_redelivery() -> SqsTaskQueue[PaymentTask]:
+    """The payment queue, as the worker holds failed messages back on it."""
+    return SqsTaskQueue(clients.sqs(), settings(PaymentWorkerSettings).payment_queue_url)
+
+
 def payment_provider(name: str, table: dynamo.Table) -> PaymentProvider:
     """The PaymentProvider called ``name``. A real provider's adapter is one more case here."""
     if name == SANDBOX:
@@ -197,7 +203,7 @@ def reset() -> None:
     for factory in (
         *(cursors, api_table, repository, reviews, stream_table, search_sync_queue, api_search_index),
         *(relay_ports, sweeper_ports),
-        *(payments, payment_lists, payment_queue, payment_worker_ports, shipments, shipment_lists),
+        *(payments, payment_lists, payment_queue, payment_worker_ports, payment_redelivery, shipments, shipment_lists),
         *(archiver, snapshot_job, snapshots),
     ):
         factory.cache_clear()

@@ -172,10 +172,17 @@ def outbox_event_from(item: Item) -> OutboxEvent:
 PAYMENT_ATTEMPT: Final = "PaymentAttempt"
 SHIPMENT: Final = "Shipment"
 SANDBOX_CHARGE: Final = "SandboxCharge"
+SANDBOX_REFUND: Final = "SandboxRefund"
 
 # On the order header while one of its attempts is in flight: the id of that attempt. Starting a
 # payment and cancelling both require it absent, so one payment at a time and never a cancel under it.
 PAYMENT_PENDING: Final = "payment_pending"
+# On the order header while its refund is in flight: the refund's id (the payment worker's guard).
+REFUND_PENDING: Final = "refund_pending"
+# On an authorized attempt: the minor units refunded or being refunded. Starting a refund adds to it
+# under the condition that it stays within the amount captured (decision 104); a declined refund
+# takes its amount back off.
+REFUNDED: Final = "refunded"
 
 
 def purchase_change(user_id: str, product_id: str, delta: int) -> tuple[keys.Key, Update]:

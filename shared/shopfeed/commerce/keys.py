@@ -15,6 +15,7 @@ Base table (PK / SK):
     PRODUCT#<product_id>    REVIEW#<user_id>        a review (one per user per product: its natural key)
     APPLIED#<sequence no.>  <target>                mark: a stream record was counted on <target> (48 h)
     SANDBOX#<key>           CHARGE                  the sandbox payment provider's ledger (one per idempotency key)
+    SANDBOX#<key>           REFUND                  the same for refunds (the refund id is the key)
     ARCHIVE                 BATCH#<batch_id>        archive manifest: an S3 batch of orders in flight (ECOM-011)
     ARCHIVE                 LEASE                   the archive run holding the job (runs never overlap)
     SNAPSHOT#<yyyy-mm-dd>   <product_id>            a product's stock level on that day (TTL)
@@ -299,6 +300,7 @@ SHIPMENT: Final = "SHIPMENT#"
 SHIPPING: Final = "SHIPPING#"
 SANDBOX: Final = "SANDBOX#"
 CHARGE: Final = "CHARGE"
+REFUND: Final = "REFUND"
 
 # Every attempt passes through the pending index once (written Pending, removed when settled), as every
 # event passes through UnpublishedOutbox: sharded the same way so a payment peak never throttles it.
@@ -369,6 +371,10 @@ def shipments_partition(status: str, carrier: str, month: str) -> str:
 
 def sandbox_charge(idempotency_key: str) -> Key:
     return {"PK": SANDBOX + idempotency_key, "SK": CHARGE}
+
+
+def sandbox_refund(idempotency_key: str) -> Key:
+    return {"PK": SANDBOX + idempotency_key, "SK": REFUND}
 
 
 # -- archive (ECOM-011) and inventory snapshots -------------------------------------------------------

@@ -91,6 +91,7 @@ class OrderStatus(StrEnum):
     DELIVERED = "Delivered"
     RETURNED = "Returned"
     CANCELLED = "Cancelled"
+    REFUNDED = "Refunded"
 
     def can_become(self, target: "OrderStatus") -> bool:
         return target in _TRANSITIONS[self]
@@ -101,8 +102,10 @@ _TRANSITIONS: dict[OrderStatus, frozenset[OrderStatus]] = {
     OrderStatus.PAID: frozenset({OrderStatus.SHIPPED, OrderStatus.CANCELLED}),
     OrderStatus.SHIPPED: frozenset({OrderStatus.DELIVERED, OrderStatus.RETURNED}),
     OrderStatus.DELIVERED: frozenset({OrderStatus.RETURNED}),
-    OrderStatus.RETURNED: frozenset(),
-    OrderStatus.CANCELLED: frozenset(),
+    # Refunded: the provider gave the payment back (the payment worker moves it; docs/data-model.md).
+    OrderStatus.RETURNED: frozenset({OrderStatus.REFUNDED}),
+    OrderStatus.CANCELLED: frozenset({OrderStatus.REFUNDED}),
+    OrderStatus.REFUNDED: frozenset(),
 }
 
 
@@ -203,6 +206,27 @@ class PaymentStatus(StrEnum):
     DECLINED = "Declined"
 
 
+class RefundStatus(StrEnum):
+    PENDING = "Pending"
+    REFUNDED = "Refunded"
+    FAILED = "Failed"
+
+
+class Refund(Model):
+    """The refund of an authorized attempt: the whole amount, once (decision 103), started with the
+    order's cancel or return and settled by the payment worker (``refund_id`` is the provider's
+    idempotency key)."""
+
+    refund_id: str
+    status: RefundStatus
+    amount: Money
+    reason: OrderStatus  # what started it: the order Cancelled or Returned
+    requested_at: str
+    updated_at: str
+    provider_reference: str | None = None
+    decline_code: str | None = None
+
+
 class PaymentAttempt(Model):
     """One attempt to pay an order: written Pending by the API, settled once by the payment worker.
 
@@ -220,6 +244,7 @@ class PaymentAttempt(Model):
     payment_method: str | None = None
     provider_reference: str | None = None
     decline_code: str | None = None
+    refund: Refund | None = None
 
 
 # -- shipments --------------------------------------------------------------------------------------
@@ -230,6 +255,7 @@ class ShipmentStatus(StrEnum):
     SHIPPED = "Shipped"
     DELIVERED = "Delivered"
     RETURNED = "Returned"
+    CANCELLED = "Cancelled"  # a parcel not shipped yet, cancelled with its paid order
 
     def can_become(self, target: "ShipmentStatus") -> bool:
         return target in _SHIPMENT_TRANSITIONS[self]
@@ -242,10 +268,11 @@ class ShipmentStatus(StrEnum):
 
 
 _SHIPMENT_TRANSITIONS: dict[ShipmentStatus, frozenset[ShipmentStatus]] = {
-    ShipmentStatus.CREATED: frozenset({ShipmentStatus.SHIPPED}),
+    ShipmentStatus.CREATED: frozenset({ShipmentStatus.SHIPPED}),  # Cancelled only with its order
     ShipmentStatus.SHIPPED: frozenset({ShipmentStatus.DELIVERED, ShipmentStatus.RETURNED}),
     ShipmentStatus.DELIVERED: frozenset({ShipmentStatus.RETURNED}),
     ShipmentStatus.RETURNED: frozenset(),
+    ShipmentStatus.CANCELLED: frozenset(),
 }
 _ORDER_STATUS_OF: dict[ShipmentStatus, OrderStatus] = {
     ShipmentStatus.SHIPPED: OrderStatus.SHIPPED,

@@ -17,6 +17,7 @@ from shopfeed.commerce.models import (
     Product,
     ProductSummary,
     RatingTotals,
+    RefundStatus,
     Restocked,
     Shipment,
     ShipmentStatus,
@@ -200,6 +201,20 @@ class PayOrder(Request):
     ]
 
 
+class RefundView(View):
+    """The refund of an authorized payment: the whole amount, started when the order was cancelled
+    or returned; Pending until the provider answers, then Refunded or Failed (declined)."""
+
+    refund_id: str
+    status: RefundStatus
+    amount: Money
+    reason: OrderStatus
+    requested_at: str
+    updated_at: str
+    provider_reference: str | None = None
+    decline_code: str | None = None
+
+
 class PaymentView(View):
     attempt_id: str
     order_id: str
@@ -210,6 +225,7 @@ class PaymentView(View):
     updated_at: str
     provider_reference: str | None = None
     decline_code: str | None = None
+    refund: RefundView | None = None
 
     @classmethod
     def of(cls, attempt: PaymentAttempt) -> "PaymentView":

@@ -26,9 +26,10 @@ from shopfeed.commerce.models import (
     OrderStatus,
     OrderSummary,
 )
+from shopfeed.commerce.payments import refunds
 from shopfeed.platform import dynamo, idempotency
 from shopfeed.platform.dynamo import BASE_TABLE, Transaction, Update
-from shopfeed.platform.errors import NotFound, StaleVersion
+from shopfeed.platform.errors import Contention, NotFound, StaleVersion
 from shopfeed.platform.idempotency import Created, IdempotentRequest, Snapshot
 from shopfeed.platform.models import Page
 from shopfeed.platform.outbox import OutboxEvent
@@ -177,22 +178,26 @@ class CommerceRepository(CatalogRepository):
         )
         return Page(items=[items.order_summary_from(i) for i in found], next_cursor=next_cursor)
 
-    def cancel_order(self, order: Order, cancelled: Order, event: OutboxEvent, move: OrderMove) -> None:
+    def cancel_order(
+        self, order: Order, cancelled: Order, event: OutboxEvent, move: OrderMove, refund_id: str | None = None
+    ) -> None:
         """Guarded transition (version and state), restock every line, outbox event, the move in the
-        order's history: one transaction."""
+        order's history: one transaction.
+
+        A Paid order (``refund_id`` given) is read once more (its authorized attempt and Created
+        parcels, one Query), and the same transaction cancels those parcels and starts the refund of
+        its payment (``payments.refunds``), which the payment worker carries out."""
+        paid = refunds.paid_with(self._table, order.order_id) if refund_id is not None else None
+        if paid is not None and paid.attempt is None:
+            # A Paid order is paid by an attempt written Authorized in the same transaction: never
+            # cancel it without its refund (the money would stay taken).
+            raise RuntimeError(f"paid order {order.order_id} has no authorized payment")
         # An update, not a Put of the whole order: attributes other writers add to the order (payment,
         # shipment) survive the cancel.
-        moved = dynamo.reindexed(
-            keys.INDEXES,
-            items.order_item(cancelled),
-            Update(
-                set={
-                    "status": cancelled.status.value,
-                    "version": cancelled.version,
-                    "updated_at": cancelled.updated_at,
-                }
-            ),
-        )
+        change = {"status": cancelled.status.value, "version": cancelled.version, "updated_at": cancelled.updated_at}
+        if refund_id is not None:
+            change[items.REFUND_PENDING] = refund_id
+        moved = dynamo.reindexed(keys.INDEXES, items.order_item(cancelled), Update(set=change))
         # A payment in flight blocks the cancel, so an approval never lands on a cancelled order.
         guard = (
             Attr("version").eq(order.version)
@@ -214,6 +219,10 @@ class CommerceRepository(CatalogRepository):
                 proof = items.purchase_change(order.user_id, line.product_id, -1)
                 transaction.add(_PURCHASE + line.product_id, self._table.update_op(*proof))
         transaction.add("event", self._table.put_op(items.outbox_item(event), if_absent=True))
+        if paid is not None and paid.attempt is not None and refund_id is not None:
+            refund = refunds.new_refund(paid.attempt, refund_id, OrderStatus.CANCELLED, cancelled.updated_at)
+            refunds.add_refund_start(self._table, transaction, paid.attempt, refund)
+            refunds.add_parcel_cancels(self._table, transaction, paid.unshipped, cancelled.updated_at)
         transaction.add(HISTORY, history_op(self._table, move))
         try:
             # attempts=1: services.cancel_order re-reads and retries, the one retry layer of a cancel.
@@ -221,6 +230,11 @@ class CommerceRepository(CatalogRepository):
         except dynamo.TransactionCancelled as error:
             current = error.reason("order")
             if not current.failed_condition:
+                if error.failed_labels(refunds.PARCEL):
+                    # A parcel moved since it was read (its order moved with it, or will): read again.
+                    raise Contention(f"order {order.order_id}") from error
+                if paid is not None and paid.attempt is not None:
+                    refunds.raise_refund_refused(paid.attempt, error)
                 raise
             if current.item is None:
                 raise NotFound("order", order.order_id) from error

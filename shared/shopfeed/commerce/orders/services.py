@@ -34,7 +34,9 @@ class Commerce(Catalog, Protocol):
     def list_orders_by_status(
         self, status: OrderStatus, month: str, limit: int, cursor: str | None
     ) -> Page[OrderSummary]: ...
-    def cancel_order(self, order: Order, cancelled: Order, event: OutboxEvent, move: OrderMove) -> None: ...
+    def cancel_order(
+        self, order: Order, cancelled: Order, event: OutboxEvent, move: OrderMove, refund_id: str | None = None
+    ) -> None: ...
     def list_order_history(
         self, order_id: str, owner: str | None, limit: int, cursor: str | None
     ) -> Page[OrderMove]: ...
@@ -121,7 +123,9 @@ def list_orders_by_status(
 
 
 def cancel_order(store: Commerce, caller: Caller, order_id: str, attempts: int = 5) -> tuple[Order, bool]:
-    """Cancel and restock; answers the order and whether this call cancelled it.
+    """Cancel and restock; answers the order and whether this call cancelled it. A Paid order (not
+    shipped: its first parcel shipped moves it on) starts the refund of its payment in the same
+    transaction, and its parcels not shipped yet are cancelled with it.
 
     Cancelling a cancelled order is a no-op that answers the order (a retried request must not restock
     twice). A concurrent change of the order (stale version, or a transaction in flight on it) is
@@ -135,10 +139,13 @@ def cancel_order(store: Commerce, caller: Caller, order_id: str, attempts: int =
         cancelled = order.model_copy(
             update={"status": OrderStatus.CANCELLED, "updated_at": iso(utc_now()), "version": order.version + 1}
         )
+        refund_id = new_id() if order.status is OrderStatus.PAID else None
         why = "cancelled by its owner" if caller.user_id == order.user_id else "cancelled by ops"
+        if refund_id is not None:
+            why += f"; refund {refund_id} started"
         move = OrderMove.of(order.status, cancelled, caller.user_id, why)
         try:
-            store.cancel_order(order, cancelled, events.order_cancelled(cancelled, caller.user_id), move)
+            store.cancel_order(order, cancelled, events.order_cancelled(cancelled, caller.user_id), move, refund_id)
         except (StaleVersion, Contention):
             if attempt == attempts:
                 raise  # a 412 names the version stored now; a 409 says retry

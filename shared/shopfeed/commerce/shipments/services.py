@@ -31,6 +31,7 @@ class Shipments(Protocol):
         order: Order,
         order_move: OrderMove | None,
         events: Sequence[OutboxEvent],
+        refund_id: str | None = None,
     ) -> None: ...
 
 
@@ -96,9 +97,10 @@ def update_shipment(
 ) -> Shipment:
     """Move a shipment (ops, If-Match) and its order with it when the order's state machine admits the
     move (Shipped: Paid → Shipped; Delivered: Shipped → Delivered; Returned: Shipped or Delivered →
-    Returned); otherwise the order is left as it is (a second parcel of a shipped order). A cancelled
-    order's parcel is not shipped. The order changing meanwhile (another parcel), or a transaction in
-    flight on it, is read again and decided again here, the only retry layer."""
+    Returned, which starts the refund of the order's payment); otherwise the order is left as it is
+    (a second parcel of a shipped order). A cancelled order's parcel is not shipped. The order
+    changing meanwhile (another parcel), or a transaction in flight on it, is read again and decided
+    again here, the only retry layer."""
     caller.require(OPS, "update shipments")
     for attempt in range(1, attempts + 1):
         order, shipment = store.get_with_order(order_id, shipment_id)
@@ -122,12 +124,16 @@ def update_shipment(
         order_moved = _order_after(order, status, now)
         made = [events.shipment_status_changed(moved, shipment.status)]
         order_move = None
+        # A return gives the payment back: the refund starts in the move's own transaction.
+        refund_id = new_id() if order_moved is not None and order_moved.status is OrderStatus.RETURNED else None
         if order_moved is not None:
             made.append(events.order_status_changed(order_moved, order.status, shipment_id))
             why = f"shipment {shipment_id} {status.value.lower()}"
+            if refund_id is not None:
+                why += f"; refund {refund_id} started"
             order_move = OrderMove.of(order.status, order_moved, caller.user_id, why)
         try:
-            store.move(shipment, moved, order, order_move, made)
+            store.move(shipment, moved, order, order_move, made, refund_id)
         except (OrderChanged, Contention):
             if attempt == attempts:
                 raise Contention(f"order {order_id}") from None
