@@ -108,10 +108,11 @@ def update_shipment(
             raise NotFound("shipment", shipment_id)
         if shipment.version != expected_version:
             raise StaleVersion("shipment", shipment_id, shipment.version)
+        # First: a cancelled order's parcel (Cancelled with it) is answered by why it never ships.
+        if status is ShipmentStatus.SHIPPED and order.status in (OrderStatus.CANCELLED, OrderStatus.REFUNDED):
+            raise OrderNotShippable(order_id, order.status.value)
         if not shipment.status.can_become(status):
             raise InvalidTransition("shipment", shipment_id, shipment.status, status)
-        if status is ShipmentStatus.SHIPPED and order.status is OrderStatus.CANCELLED:
-            raise OrderNotShippable(order_id, order.status.value)
         now = iso(utc_now())
         moved = shipment.model_copy(
             update={
