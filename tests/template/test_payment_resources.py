@@ -61,6 +61,10 @@ def test_the_payment_worker_touches_only_the_commerce_table_and_its_queue_with_t
 def test_the_payment_worker_backoff_waits_out_a_provider_outage_longer_than_the_visibility_timeout() -> None:
     receives = props("PaymentQueue")["RedrivePolicy"]["maxReceiveCount"]
     assert BACKOFF.outlasts(receives - 1) > props("PaymentQueue")["VisibilityTimeout"]
+    # the worker's first wait is the template's parameter, whose default is the worker's own
+    assert TEMPLATE["Parameters"]["PaymentRetrySeconds"]["Default"] == BACKOFF.base
+    variables = props("PaymentWorkerFunction")["Environment"]["Variables"]
+    assert variables["PAYMENT_RETRY_SECONDS"] == {"Ref": "PaymentRetrySeconds"}
 
 
 def test_the_provider_parameter_names_exactly_the_providers_the_worker_knows() -> None:

@@ -32,7 +32,7 @@ from shopfeed.platform.config import settings
 from shopfeed.platform.cursors import CursorCodec, signing_key
 from shopfeed.platform.outbox import OutboxRepository
 from shopfeed.platform.publisher import EventBridgePublisher
-from shopfeed.platform.queues import SqsTaskQueue
+from shopfeed.platform.queues import Backoff, SqsTaskQueue
 from shopfeed.platform.search import engine as search_engine
 from shopfeed.platform.search import sync as search_sync
 
@@ -127,9 +127,12 @@ def payment_worker_ports() -> tuple[PaymentRepository, PaymentProvider]:
 
 
 @cache
-def payment_redelivery() -> SqsTaskQueue[PaymentTask]:
-    """The payment queue, as the worker holds failed messages back on it."""
-    return SqsTaskQueue(clients.sqs(), settings(PaymentWorkerSettings).payment_queue_url)
+def payment_redelivery() -> tuple[SqsTaskQueue[PaymentTask], Backoff]:
+    """The payment queue, as the worker holds failed messages back on it, and for how long."""
+    config = settings(PaymentWorkerSettings)
+    # commerce.payments.worker.BACKOFF with the template's first wait (not imported: the API uses this module).
+    backoff = Backoff(base=config.payment_retry_seconds, cap=900)
+    return SqsTaskQueue(clients.sqs(), config.payment_queue_url), backoff
 
 
 def payment_provider(name: str, table: dynamo.Table) -> PaymentProvider:

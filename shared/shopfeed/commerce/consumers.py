@@ -48,4 +48,5 @@ def settle_payments(event: Mapping[str, Any], processor: BatchProcessor) -> Part
     """A batch of payment queue messages, each settled on its own; failed ones are held back, longer
     after each receive (``commerce.payments.worker.BACKOFF``)."""
     store, provider = bootstrap.payment_worker_ports()
-    return payment_worker.handle_batch(event, processor, store, provider, bootstrap.payment_redelivery())
+    redelivery, backoff = bootstrap.payment_redelivery()
+    return payment_worker.handle_batch(event, processor, store, provider, redelivery, backoff)

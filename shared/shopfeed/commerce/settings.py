@@ -33,6 +33,8 @@ class PaymentWorkerSettings(Settings):
     payment_provider: Literal["sandbox"] = "sandbox"
     # Failed messages are held back on this queue (the one the worker reads), longer each receive.
     payment_queue_url: Annotated[str, Field(min_length=1)]
+    # The first hold-back of a failed message (PaymentRetrySeconds), doubling each receive.
+    payment_retry_seconds: Annotated[int, Field(ge=1, le=900)] = 30
 
 
 # -- archive (ECOM-011) and inventory snapshots ------------------------------------------------------

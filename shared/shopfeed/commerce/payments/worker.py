@@ -35,7 +35,8 @@ PaymentQueue = queues.TaskQueue[PaymentTask]
 
 
 # Held back 30 s after the first failed receive, then 60, 120, 240: with PaymentQueue's 5 receives a
-# provider outage of about 7.5 minutes is waited out before a message is parked in PaymentDLQ.
+# provider outage of about 7.5 minutes is waited out before a message is parked in PaymentDLQ. The
+# base is the template's PaymentRetrySeconds (bootstrap.payment_redelivery); the e2e stack uses 1 s.
 BACKOFF: Final = queues.Backoff(base=30, cap=900)
 
 
