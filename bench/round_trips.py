@@ -32,7 +32,7 @@ from local.harness.factories import (
     reviewed,
     user_body,
 )
-from shopfeed.commerce.payments.services import PaymentTask
+from shopfeed.commerce.payments.services import PaymentTask, RefundTask
 
 FUNCTION = "CommerceApiFunction"
 CATEGORY = "bench-tshirts"
@@ -124,10 +124,14 @@ class Recorder:
 
 
 def settle(attempt: dict[str, Any]) -> Answer:
-    """The payment worker handed the attempt's message, as its SQS mapping does; its answer as JSON."""
+    """The payment worker handed the attempt's message (or its refund's, when the attempt shows one),
+    as its SQS mapping does; its answer as JSON."""
     from functions.payment_worker.app import lambda_handler
 
-    body = PaymentTask(order_id=attempt["order_id"], attempt_id=attempt["attempt_id"]).model_dump_json()
+    task = PaymentTask(order_id=attempt["order_id"], attempt_id=attempt["attempt_id"])
+    if attempt.get("refund"):
+        task = RefundTask(**task.model_dump(), refund_id=attempt["refund"]["refund_id"])
+    body = task.model_dump_json()
     event = {"Records": [{"messageId": "bench", "receiptHandle": "bench", "body": body, "attributes": {}}]}
     result = lambda_handler(event, LambdaContext(function_name="PaymentWorkerFunction"))
     return Answer(200, {}, json.dumps(result))
@@ -340,6 +344,30 @@ def measure(stack: Stack) -> RoundTrips:
             "Shipped by dhl, this month",
             lambda: ops.get("/shipments", query={"status": "Shipped", "carrier": "dhl"}),
             pattern="ECOM-010",
+        )
+
+        # -- refunds: a paid order of one line cancelled, its refund settled by the worker
+        refunded = placed_order(buyer, line("P-BENCH-01", quantity=1))
+        paid = buyer.post(
+            f"/orders/{refunded['order_id']}/payments",
+            {"amount": refunded["total"], "payment_method": "tok_sandbox_visa"},
+            headers=idempotency_key(),
+        )
+        settle(paid.json)
+        measure_one(
+            "POST /orders/{order_id}/cancel",
+            "Paid, 1 line: restock + refund started",
+            lambda: buyer.post(f"/orders/{refunded['order_id']}/cancel"),
+        )
+        (with_refund,) = buyer.get(f"/orders/{refunded['order_id']}/payments").json["items"]
+        measure_one(
+            "PaymentWorkerFunction",
+            "settle one refund: sandbox refunds, order Refunded",
+            lambda: settle(with_refund),
+            pattern="worker",
+        )
+        measure_one(
+            "PaymentWorkerFunction", "the same refund message again", lambda: settle(with_refund), pattern="worker"
         )
 
     return measure_one.results(

@@ -34,7 +34,7 @@ from shopfeed.platform.config import settings
 from shopfeed.platform.cursors import CursorCodec, signing_keys
 from shopfeed.platform.outbox import OutboxRepository
 from shopfeed.platform.publisher import EventBridgePublisher
-from shopfeed.platform.queues import SqsTaskQueue
+from shopfeed.platform.queues import Backoff, SqsTaskQueue
 from shopfeed.platform.search import engine as search_engine
 from shopfeed.platform.search import sync as search_sync
 
@@ -135,6 +135,15 @@ def payment_worker_ports() -> tuple[PaymentRepository, PaymentProvider]:
     return PaymentRepository(table), payment_provider(config.payment_provider, table)
 
 
+@cache
+def payment_redelivery() -> tuple[SqsTaskQueue[PaymentTask], Backoff]:
+    """The payment queue, as the worker holds failed messages back on it, and for how long."""
+    config = settings(PaymentWorkerSettings)
+    # commerce.payments.worker.BACKOFF with the template's first wait (not imported: the API uses this module).
+    backoff = Backoff(base=config.payment_retry_seconds, cap=900)
+    return SqsTaskQueue(clients.sqs(), config.payment_queue_url), backoff
+
+
 def payment_provider(name: str, table: dynamo.Table) -> PaymentProvider:
     """The PaymentProvider called ``name``. A real provider's adapter is one more case here."""
     if name == SANDBOX:
@@ -228,7 +237,7 @@ def reset() -> None:
     for factory in (
         *(cursors, api_table, repository, carts, reviews, stream_table, search_sync_queue, api_search_index),
         *(relay_ports, sweeper_ports),
-        *(payments, payment_lists, payment_queue, payment_worker_ports, shipments, shipment_lists),
+        *(payments, payment_lists, payment_queue, payment_worker_ports, payment_redelivery, shipments, shipment_lists),
         *(archiver, snapshot_job, snapshots, email_ports),
     ):
         factory.cache_clear()

@@ -8,6 +8,8 @@ Base table (PK / SK):
     EMAIL#<email>           GUARD                   unique-email guard (points at the user)
     PRODUCT#<product_id>    META                    product, price and stock
     ORDER#<order_id>        META                    order header
+    ORDER#<order_id>        HISTORY#000001 ..       status history: one per move, by the order's version after it
+                                                    (sorts before LINE#: never in the header-and-lines read)
     ORDER#<order_id>        LINE#0001 ..            order lines (sort before META: one Query gets both)
     ORDER#<order_id>        PAYMENT#<attempt_id>    payment attempts (ULIDs: newest last, read descending)
     ORDER#<order_id>        SHIPMENT#<shipment_id>  shipments of the order
@@ -15,6 +17,7 @@ Base table (PK / SK):
     PRODUCT#<product_id>    REVIEW#<user_id>        a review (one per user per product: its natural key)
     APPLIED#<sequence no.>  <target>                mark: a stream record was counted on <target> (48 h)
     SANDBOX#<key>           CHARGE                  the sandbox payment provider's ledger (one per idempotency key)
+    SANDBOX#<key>           REFUND                  the same for refunds (the refund id is the key)
     ARCHIVE                 BATCH#<batch_id>        archive manifest: an S3 batch of orders in flight (ECOM-011)
     ARCHIVE                 LEASE                   the archive run holding the job (runs never overlap)
     SNAPSHOT#<yyyy-mm-dd>   <product_id>            a product's stock level on that day (TTL)
@@ -54,6 +57,7 @@ META: Final = "META"
 CATEGORY: Final = "CATEGORY#"
 ORDER: Final = "ORDER#"
 LINE: Final = "LINE#"
+HISTORY: Final = "HISTORY#"
 STATUS: Final = "STATUS#"
 OUTBOX: Final = "OUTBOX#"
 EVENT: Final = "EVENT"
@@ -271,6 +275,12 @@ def order_line(order_id: str, line_no: int) -> Key:
     return {"PK": ORDER + order_id, "SK": f"{LINE}{line_no:04d}"}
 
 
+def order_history(order_id: str, version: int) -> Key:
+    """A move of the order, named by the version it left the order at (zero-padded: text order is
+    move order). ``H`` sorts before ``L``: ``read_order``'s LINE#..META range never reads history."""
+    return {"PK": ORDER + order_id, "SK": f"{HISTORY}{version:06d}"}
+
+
 def order_by_user(user_id: str, placed_at: str, order_id: str) -> Key:
     return index_key(ORDERS_BY_USER, _user_part(user_id), newest_first(placed_at, order_id))
 
@@ -326,6 +336,7 @@ SHIPMENT: Final = "SHIPMENT#"
 SHIPPING: Final = "SHIPPING#"
 SANDBOX: Final = "SANDBOX#"
 CHARGE: Final = "CHARGE"
+REFUND: Final = "REFUND"
 
 # Every attempt passes through the pending index once (written Pending, removed when settled), as every
 # event passes through UnpublishedOutbox: sharded the same way so a payment peak never throttles it.
@@ -396,6 +407,10 @@ def shipments_partition(status: str, carrier: str, month: str) -> str:
 
 def sandbox_charge(idempotency_key: str) -> Key:
     return {"PK": SANDBOX + idempotency_key, "SK": CHARGE}
+
+
+def sandbox_refund(idempotency_key: str) -> Key:
+    return {"PK": SANDBOX + idempotency_key, "SK": REFUND}
 
 
 # -- archive (ECOM-011) and inventory snapshots -------------------------------------------------------

@@ -31,6 +31,10 @@ class PaymentWorkerSettings(Settings):
     # Which PaymentProvider settles attempts (bootstrap.payment_provider). Only the sandbox ships; a
     # real provider's adapter adds its name here and its class there.
     payment_provider: Literal["sandbox"] = "sandbox"
+    # Failed messages are held back on this queue (the one the worker reads), longer each receive.
+    payment_queue_url: Annotated[str, Field(min_length=1)]
+    # The first hold-back of a failed message (PaymentRetrySeconds), doubling each receive.
+    payment_retry_seconds: Annotated[int, Field(ge=1, le=900)] = 30
 
 
 class OrderEmailSettings(Settings):
