@@ -27,7 +27,7 @@ SAM_BUILD_FLAGS ?= --cached --parallel
 
 .PHONY: help deps dev token check test test-unit test-integration test-ddblocal test-e2e test-samlocal test-template test-local \
         lint format typecheck openapi build deploy deploy-built bench capacity clean sam-setup sam-api reindex soak \
-        backfill restore
+        backfill restore ops-block
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -77,6 +77,9 @@ backfill: $(VENV)/.synced  ## give orders and products stored before the archive
 restore: $(VENV)/.synced  ## bring an archived order back from the archive bucket: make restore ORDER=<order id>
 	@test -n "$(ORDER)" || { echo "usage: make restore ORDER=<order id>"; exit 2; }
 	$(PY) -m shopfeed.commerce.archive.restore --stack $(or $(STACK),http://127.0.0.1:3000) --order-id $(ORDER)
+
+ops-block: $(VENV)/.synced  ## regenerate template.yaml's operations block (alarms per function, GSI, table; the dashboard)
+	$(PY) -m local.ops_block
 
 token: $(VENV)/.synced  ## print a dev JWT: make token SUB=U100 GROUPS=admin,ops
 	@$(PY) -m local.tokens --sub "$(or $(SUB),U100)" --groups "$(GROUPS)"

@@ -56,6 +56,7 @@ ORDERS_PER_DAY = DAILY_USERS * 0.05  # one daily user in twenty orders
 POSTS_PER_DAY = DAILY_USERS * 0.2
 FOLLOWERS_PER_AUTHOR = 200  # the average audience a post is fanned out to
 LINES_PER_ORDER = 2
+THROUGH_CART = 0.5  # orders checked out from a cart; the others placed directly
 PRODUCTS = 10_000
 PEAK = 4.0  # the busiest hour against the day's average, for what users drive
 SCHEDULED_PEAK = 1.0  # schedules and ops consoles run at their own pace
@@ -133,9 +134,28 @@ LOADS: tuple[Load, ...] = (
     Load("–", "update my profile", _per_user(0.01), (Use("PATCH /users/me", "If-Match current"),)),
     Load(
         "ECOM-009",
-        f"place an order ({LINES_PER_ORDER} lines: the 1- and 5-line rows interpolated)",
-        ORDERS_PER_DAY,
+        f"place an order directly ({LINES_PER_ORDER} lines: the 1- and 5-line rows interpolated)",
+        ORDERS_PER_DAY * (1 - THROUGH_CART),
         (Use("POST /orders", "1 line", 3 / 4), Use("POST /orders", "5 lines", 1 / 4)),
+    ),
+    Load("CART", "my cart", _per_user(1), (Use("GET /users/me/cart", "3 lines"),)),
+    Load(
+        "CART",
+        "put a line in my cart (3 an order through the cart)",
+        ORDERS_PER_DAY * THROUGH_CART * 3,
+        (Use("PUT /users/me/cart/items/{product_id}", "a 4th line"),),
+    ),
+    Load(
+        "CART",
+        "take a line out of my cart",
+        ORDERS_PER_DAY * THROUGH_CART * 0.5,
+        (Use("DELETE /users/me/cart/items/{product_id}", "one of 4 lines"),),
+    ),
+    Load(
+        "ECOM-009",
+        "check out my cart (the order in the same transaction)",
+        ORDERS_PER_DAY * THROUGH_CART,
+        (Use("POST /users/me/cart/checkout", "3 lines"),),
     ),
     Load(
         "–",
@@ -156,7 +176,15 @@ LOADS: tuple[Load, ...] = (
         2 * ORDERS_PER_DAY,
         (Use("PATCH /orders/{order_id}/shipments/{shipment_id}", "Shipped: the order moves too"),),
     ),
-    Load("–", "cancel an order", ORDERS_PER_DAY * 0.03, (Use("POST /orders/{order_id}/cancel", "5 lines"),)),
+    Load(
+        "–", "cancel an order before paying", ORDERS_PER_DAY * 0.03, (Use("POST /orders/{order_id}/cancel", "5 lines"),)
+    ),
+    Load(
+        "–",
+        "cancel a paid order (restock, refund started)",
+        ORDERS_PER_DAY * 0.02,
+        (Use("POST /orders/{order_id}/cancel", "Paid, 1 line: restock + refund started"),),
+    ),
     Load(
         "–",
         "review a product (one order in five)",
@@ -217,17 +245,25 @@ LOADS: tuple[Load, ...] = (
         Use("POST /posts/{post_id}/comments", "comment"),
         "a comment's record: counter, notification",
     ),
-    _and_its_records(
-        "follow",
+    Load(
+        "–",
+        "follow, its stream records, the backfill of the author's newest posts into my feed",
         _per_user(0.2),
-        Use("PUT /users/{user_id}/followers/me", "follow"),
-        "a follow's record: counters, notification, leaderboard",
+        (
+            Use("PUT /users/{user_id}/followers/me", "follow"),
+            Use("FeedStreamFunction", "a follow's record: counters, notification, leaderboard"),
+            Use("fanout worker: a follow's task", "backfill of the author's newest 20 of 61 posts"),
+        ),
     ),
-    _and_its_records(
-        "unfollow",
+    Load(
+        "–",
+        "unfollow, its stream records, the author's posts taken out of my feed",
         _per_user(0.05),
-        Use("DELETE /users/{user_id}/followers/me", "unfollow"),
-        "an unfollow's record: counters",
+        (
+            Use("DELETE /users/{user_id}/followers/me", "unfollow"),
+            Use("FeedStreamFunction", "an unfollow's record: counters"),
+            Use("fanout worker: an unfollow's task", "cleanup: the author's 61 posts of the window deleted by key"),
+        ),
     ),
     Load("–", "mark a notification read", _per_user(1), (Use("POST /notifications/{notification_id}/read", "one"),)),
     Load("–", "mark all read", _per_user(0.2), (Use("POST /notifications/read", "all the others"),)),

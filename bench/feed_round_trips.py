@@ -22,7 +22,7 @@ from local.harness.fanout import FanoutLine
 from local.harness.feed_factories import follow, write_post
 from local.harness.feed_seed import feed_table, set_followers_count
 from local.harness.feed_stream import deliver_all, feed_stream_poller
-from shopfeed.feed.settings import FeedSettings
+from shopfeed.feed.settings import FanoutSettings, FeedSettings
 from shopfeed.platform.config import settings
 
 # Costs this benchmark measured before and after a change, kept in the report a re-run writes (the
@@ -54,6 +54,7 @@ FANS = 20
 POSTS = 60
 CELEBRITY_POSTS = 5
 TAG = "bench"
+BACKFILL = FanoutSettings.model_fields["follow_backfill_posts"].default
 
 
 def _background(work: Callable[[], object]) -> Callable[[], Answer]:
@@ -152,8 +153,18 @@ def _measure(stack: Stack) -> RoundTrips:
         measure_one("PUT /users/{user_id}/followers/me", "follow", lambda: newcomer.put(followee), expected=201)
         stream("a follow's record: counters, notification, leaderboard")
         measure_one("PUT /users/{user_id}/followers/me", "follow again", lambda: newcomer.put(followee))
+        measure_one(
+            "fanout worker: a follow's task",
+            f"backfill of the author's newest {BACKFILL} of {POSTS + 1} posts",
+            _background(line.drain),
+        )
         measure_one("DELETE /users/{user_id}/followers/me", "unfollow", lambda: newcomer.delete(followee), expected=204)
         stream("an unfollow's record: counters")
+        measure_one(
+            "fanout worker: an unfollow's task",
+            f"cleanup: the author's {POSTS + 1} posts of the window deleted by key",
+            _background(line.drain),
+        )
         measure_one(
             "GET /users/{user_id}/followers",
             "first page",

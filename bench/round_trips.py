@@ -32,7 +32,7 @@ from local.harness.factories import (
     reviewed,
     user_body,
 )
-from shopfeed.commerce.payments.services import PaymentTask
+from shopfeed.commerce.payments.services import PaymentTask, RefundTask
 
 FUNCTION = "CommerceApiFunction"
 CATEGORY = "bench-tshirts"
@@ -146,10 +146,14 @@ class Recorder:
 
 
 def settle(attempt: dict[str, Any]) -> Answer:
-    """The payment worker handed the attempt's message, as its SQS mapping does; its answer as JSON."""
+    """The payment worker handed the attempt's message (or its refund's, when the attempt shows one),
+    as its SQS mapping does; its answer as JSON."""
     from functions.payment_worker.app import lambda_handler
 
-    body = PaymentTask(order_id=attempt["order_id"], attempt_id=attempt["attempt_id"]).model_dump_json()
+    task = PaymentTask(order_id=attempt["order_id"], attempt_id=attempt["attempt_id"])
+    if attempt.get("refund"):
+        task = RefundTask(**task.model_dump(), refund_id=attempt["refund"]["refund_id"])
+    body = task.model_dump_json()
     event = {"Records": [{"messageId": "bench", "receiptHandle": "bench", "body": body, "attributes": {}}]}
     result = lambda_handler(event, LambdaContext(function_name="PaymentWorkerFunction"))
     return Answer(200, {}, json.dumps(result))
@@ -243,6 +247,41 @@ def measure(stack: Stack) -> RoundTrips:
             lambda: ops.get("/orders", query={"status": "Placed"}),
             pattern="ECOM-005",
         )
+        cart = "/users/me/cart"
+        for product_id in products[8:11]:
+            buyer.put(f"{cart}/items/{product_id}", {"quantity": 2})
+        measure_one("GET /users/me/cart", "3 lines", lambda: buyer.get(cart), pattern="CART")
+        measure_one(
+            "PUT /users/me/cart/items/{product_id}",
+            "a 4th line",
+            lambda: buyer.put(f"{cart}/items/{products[11]}", {"quantity": 1}),
+            pattern="CART",
+        )
+        measure_one(
+            "DELETE /users/me/cart/items/{product_id}",
+            "one of 4 lines",
+            lambda: buyer.delete(f"{cart}/items/{products[11]}"),
+            pattern="CART",
+        )
+        checkout = "POST /users/me/cart/checkout"
+        key = {"Idempotency-Key": "bench-checkout"}
+        measure_one(
+            checkout, "3 lines", lambda: buyer.post(f"{cart}/checkout", headers=key), expected=201, pattern="CART"
+        )
+        measure_one(
+            checkout,
+            "replay (the cart it emptied)",
+            lambda: buyer.post(f"{cart}/checkout", headers=key),
+            expected=201,
+            pattern="CART",
+        )
+        measure_one(
+            checkout,
+            "empty cart",
+            lambda: buyer.post(f"{cart}/checkout", headers=idempotency_key()),
+            expected=409,
+            pattern="CART",
+        )
         measure_one("POST /orders/{order_id}/cancel", "5 lines", lambda: buyer.post(f"{path}/cancel"))
         measure_one("POST /orders/{order_id}/cancel", "already cancelled", lambda: buyer.post(f"{path}/cancel"))
 
@@ -327,6 +366,30 @@ def measure(stack: Stack) -> RoundTrips:
             "Shipped by dhl, this month",
             lambda: ops.get("/shipments", query={"status": "Shipped", "carrier": "dhl"}),
             pattern="ECOM-010",
+        )
+
+        # -- refunds: a paid order of one line cancelled, its refund settled by the worker
+        refunded = placed_order(buyer, line("P-BENCH-01", quantity=1))
+        paid = buyer.post(
+            f"/orders/{refunded['order_id']}/payments",
+            {"amount": refunded["total"], "payment_method": "tok_sandbox_visa"},
+            headers=idempotency_key(),
+        )
+        settle(paid.json)
+        measure_one(
+            "POST /orders/{order_id}/cancel",
+            "Paid, 1 line: restock + refund started",
+            lambda: buyer.post(f"/orders/{refunded['order_id']}/cancel"),
+        )
+        (with_refund,) = buyer.get(f"/orders/{refunded['order_id']}/payments").json["items"]
+        measure_one(
+            "PaymentWorkerFunction",
+            "settle one refund: sandbox refunds, order Refunded",
+            lambda: settle(with_refund),
+            pattern="worker",
+        )
+        measure_one(
+            "PaymentWorkerFunction", "the same refund message again", lambda: settle(with_refund), pattern="worker"
         )
 
     return measure_one.results(

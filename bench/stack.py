@@ -38,6 +38,8 @@ ENVIRONMENT = {
     # DynamoDB Local on a loaded machine answers in seconds: a request budget's 1.5 s read timeout made
     # CreateTable time out, retry and fail as "preexisting" (load 12 on 2 cores). As the local stack does.
     "CALL_TIMEOUT_SCALE": "10",
+    # The payment worker holds failed messages back on its queue; none fail here, so it is never called.
+    "PAYMENT_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/PaymentQueue",
 }
 
 

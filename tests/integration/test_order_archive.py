@@ -240,23 +240,25 @@ def test_an_order_changed_after_its_object_was_written_stays_hot_and_leaves_the_
     assert (archived["status"], archived["version"]) == ("Cancelled", 2)
 
 
-def _start_payment(order_id: str) -> None:
-    """What starting a payment does to an order's header: the flag, and no new version."""
+def _start_payment(order_id: str, flag: str = items.PAYMENT_PENDING) -> None:
+    """What starting a payment (or a refund: ``items.REFUND_PENDING``) does to an order's header as the
+    archive sees it: the flag."""
     clients.dynamodb().update_item(
         TableName=TABLE,
         Key=dynamo.serialize(keys.order(order_id)),
         UpdateExpression="SET #pending = :attempt",
-        ExpressionAttributeNames={"#pending": items.PAYMENT_PENDING},
+        ExpressionAttributeNames={"#pending": flag},
         ExpressionAttributeValues=dynamo.serialize({":attempt": "01M8A15NZ6942M3VB6QCVS3Z0R"}),
     )
 
 
-def test_an_old_order_with_a_payment_in_flight_stays_hot_until_the_payment_settles(bucket: Bucket) -> None:
-    # given 10 old orders, one of them with a payment the worker has not settled yet
+@pytest.mark.parametrize("flag", [items.PAYMENT_PENDING, items.REFUND_PENDING])
+def test_an_old_order_with_a_payment_or_refund_in_flight_stays_hot_until_it_settles(bucket: Bucket, flag: str) -> None:
+    # given 10 old orders, one of them with a payment (or a refund) the worker has not settled yet
     old = placed_over(1, 10)
     seed(clients.dynamodb(), TABLE, old)
     paying = old[4].order_id
-    _start_payment(paying)
+    _start_payment(paying, flag)
 
     # when
     report = run()
@@ -271,22 +273,23 @@ def test_an_old_order_with_a_payment_in_flight_stays_hot_until_the_payment_settl
         TableName=TABLE,
         Key=dynamo.serialize(keys.order(paying)),
         UpdateExpression="REMOVE #pending",
-        ExpressionAttributeNames={"#pending": items.PAYMENT_PENDING},
+        ExpressionAttributeNames={"#pending": flag},
     )
     run()
     assert hot_orders() == set()
     assert bucket.header_counts() == Counter({o.order_id: 1 for o in old})
 
 
-def test_a_payment_started_while_its_order_is_archived_keeps_the_order_hot(bucket: Bucket) -> None:
-    # given 30 old orders, one of which gets a payment right after the batch's object was written
+@pytest.mark.parametrize("flag", [items.PAYMENT_PENDING, items.REFUND_PENDING])
+def test_a_payment_or_refund_started_while_its_order_is_archived_keeps_the_order_hot(bucket: Bucket, flag: str) -> None:
+    # given 30 old orders, one of which gets a payment (or a refund) right after the batch's object was written
     old = placed_over(1, 30)
     seed(clients.dynamodb(), TABLE, old)
     late = old[11].order_id
 
     def pay_late(**_: Any) -> None:
         clients.s3().meta.events.unregister("after-call.s3.PutObject", pay_late)
-        _start_payment(late)
+        _start_payment(late, flag)
 
     clients.s3().meta.events.register("after-call.s3.PutObject", pay_late)
 

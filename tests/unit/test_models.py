@@ -25,6 +25,9 @@ ALLOWED = {
     (Shipped, Delivered),
     (Shipped, Returned),
     (Delivered, Returned),
+    # the payment worker, when the provider refunded the payment
+    (Cancelled, OrderStatus.REFUNDED),
+    (Returned, OrderStatus.REFUNDED),
 }
 
 # TransactWriteItems' hard limit, and what placing an order of n lines puts in it:
@@ -41,8 +44,9 @@ def test_an_order_moves_only_along_the_state_machine(current: OrderStatus, targe
     assert current.can_become(target) is ((current, target) in ALLOWED)
 
 
-def test_returned_and_cancelled_orders_are_final() -> None:
-    assert [s for s in OrderStatus if Returned.can_become(s) or Cancelled.can_become(s)] == []
+def test_returned_and_cancelled_orders_can_only_be_refunded_and_refunded_ones_are_final() -> None:
+    assert [s for s in OrderStatus if Returned.can_become(s) or Cancelled.can_become(s)] == [OrderStatus.REFUNDED]
+    assert [s for s in OrderStatus if OrderStatus.REFUNDED.can_become(s)] == []
 
 
 SHIPMENT_ALLOWED = {
@@ -64,6 +68,7 @@ def test_a_shipment_reaching_a_status_names_the_order_status_it_moves_its_order_
         ShipmentStatus.SHIPPED: Shipped,
         ShipmentStatus.DELIVERED: Delivered,
         ShipmentStatus.RETURNED: Returned,
+        ShipmentStatus.CANCELLED: None,  # only with its order, which moves itself
     }
     # and each of those moves is one the order's own state machine has, from some status
     moved = [s.order_status for s in ShipmentStatus if s.order_status is not None]

@@ -10,10 +10,13 @@ from typing import Any, Final
 from shopfeed.commerce import keys
 from shopfeed.commerce.models import (
     ArchiveBatch,
+    Cart,
+    CartLine,
     Customer,
     InventoryLevel,
     Order,
     OrderLine,
+    OrderMove,
     OrderSummary,
     PaymentAttempt,
     Product,
@@ -35,7 +38,10 @@ PAID_ORDERS: Final = "paid_orders"
 PRODUCT: Final = "Product"
 ORDER: Final = "Order"
 ORDER_LINE: Final = "OrderLine"
+ORDER_HISTORY: Final = "OrderHistory"
 OUTBOX_EVENT: Final = "OutboxEvent"
+# The guard of an event's customer email (commerce.emails.repository).
+EMAIL_NOTICE: Final = "EmailNotice"
 
 Item = dict[str, Any]
 
@@ -128,6 +134,20 @@ def order_line_from(item: Item) -> OrderLine:
     )
 
 
+def order_history_item(move: OrderMove) -> Item:
+    """The status-history item of one move (``orders.repository.history_op`` puts it in a move's
+    own transaction)."""
+    return {
+        **keys.order_history(move.order_id, move.version),
+        "entity_type": ORDER_HISTORY,
+        **move.model_dump(exclude_none=True),
+    }
+
+
+def order_move_from(item: Item) -> OrderMove:
+    return OrderMove.model_validate({k: item[k] for k in OrderMove.model_fields if k in item})
+
+
 def order_summary_from(item: Item) -> OrderSummary:
     return OrderSummary.model_validate({k: item[k] for k in keys.ORDER_SUMMARY_ATTRIBUTES})
 
@@ -156,10 +176,17 @@ def outbox_event_from(item: Item) -> OutboxEvent:
 PAYMENT_ATTEMPT: Final = "PaymentAttempt"
 SHIPMENT: Final = "Shipment"
 SANDBOX_CHARGE: Final = "SandboxCharge"
+SANDBOX_REFUND: Final = "SandboxRefund"
 
 # On the order header while one of its attempts is in flight: the id of that attempt. Starting a
 # payment and cancelling both require it absent, so one payment at a time and never a cancel under it.
 PAYMENT_PENDING: Final = "payment_pending"
+# On the order header while its refund is in flight: the refund's id (the payment worker's guard).
+REFUND_PENDING: Final = "refund_pending"
+# On an authorized attempt: the minor units refunded or being refunded. Starting a refund adds to it
+# under the condition that it stays within the amount captured (decision 104); a declined refund
+# takes its amount back off.
+REFUNDED: Final = "refunded"
 
 
 def purchase_change(user_id: str, product_id: str, delta: int) -> tuple[keys.Key, Update]:
@@ -234,3 +261,50 @@ def snapshot_item(day: str, level: InventoryLevel, expires_at: int) -> Item:
 
 def inventory_level_from(item: Item) -> InventoryLevel:
     return InventoryLevel.model_validate({k: item[k] for k in InventoryLevel.model_fields})
+
+
+# -- the cart (seed 001, AP 8) --------------------------------------------------------------------
+
+CART: Final = "Cart"
+CART_LINE: Final = "CartLine"
+
+
+def cart_header_change(cart: Cart) -> Update:
+    """The header as ``cart`` leaves it (its version is added by the caller's guarded update)."""
+    identity = {"entity_type": CART, "user_id": cart.user_id}
+    return Update(set={"updated_at": cart.updated_at, "expires_at": cart.expires_at}, set_if_absent=identity)
+
+
+def cart_line_item(user_id: str, line: CartLine) -> Item:
+    return {
+        **keys.cart_line(user_id, line.product_id),
+        "entity_type": CART_LINE,
+        "user_id": user_id,
+        **line.model_dump(),
+    }
+
+
+def cart_from(user_id: str, found: list[Item]) -> Cart:
+    """A cart from its Query: the header (SK ``CART``) and its lines, in product order."""
+    header = next((i for i in found if i["SK"] == keys.CART), None)
+    lines = tuple(
+        CartLine(
+            product_id=keys.parse_cart_product(i["SK"]),
+            quantity=int(i["quantity"]),
+            unit_price=_money(i["unit_price"]),
+            added_at=i["added_at"],
+            updated_at=i["updated_at"],
+            expires_at=int(i["expires_at"]),
+        )
+        for i in found
+        if i["SK"] != keys.CART
+    )
+    if header is None:
+        return Cart(user_id=user_id, lines=lines)
+    return Cart(
+        user_id=user_id,
+        version=int(header["version"]),
+        updated_at=header["updated_at"],
+        expires_at=int(header["expires_at"]),
+        lines=lines,
+    )

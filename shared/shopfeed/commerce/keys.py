@@ -3,9 +3,13 @@
 Base table (PK / SK):
     USER#<user_id>          PROFILE                 customer profile (user ids escaped: platform.key_parts)
     USER#<user_id>          PURCHASE#<product_id>   the user paid for the product (paid_orders: how many orders)
+    USER#<user_id>          CART                    the user's cart: its version (ETag) and expiry (TTL)
+    USER#<user_id>          CART#<product_id>       a line of the cart (sorts after CART: one Query reads both)
     EMAIL#<email>           GUARD                   unique-email guard (points at the user)
     PRODUCT#<product_id>    META                    product, price and stock
     ORDER#<order_id>        META                    order header
+    ORDER#<order_id>        HISTORY#000001 ..       status history: one per move, by the order's version after it
+                                                    (sorts before LINE#: never in the header-and-lines read)
     ORDER#<order_id>        LINE#0001 ..            order lines (sort before META: one Query gets both)
     ORDER#<order_id>        PAYMENT#<attempt_id>    payment attempts (ULIDs: newest last, read descending)
     ORDER#<order_id>        SHIPMENT#<shipment_id>  shipments of the order
@@ -13,9 +17,11 @@ Base table (PK / SK):
     PRODUCT#<product_id>    REVIEW#<user_id>        a review (one per user per product: its natural key)
     APPLIED#<sequence no.>  <target>                mark: a stream record was counted on <target> (48 h)
     SANDBOX#<key>           CHARGE                  the sandbox payment provider's ledger (one per idempotency key)
+    SANDBOX#<key>           REFUND                  the same for refunds (the refund id is the key)
     ARCHIVE                 BATCH#<batch_id>        archive manifest: an S3 batch of orders in flight (ECOM-011)
     ARCHIVE                 LEASE                   the archive run holding the job (runs never overlap)
     SNAPSHOT#<yyyy-mm-dd>   <product_id>            a product's stock level on that day (TTL)
+    NOTICE#<event_id>       EMAIL                   the customer email of an integration event: claimed, sent (TTL)
 
 Indexes (attribute names say which index they feed):
     ProductsByCategory  by_category_pk = CATEGORY#<category>            by_category_sk = <product_id>
@@ -51,9 +57,12 @@ META: Final = "META"
 CATEGORY: Final = "CATEGORY#"
 ORDER: Final = "ORDER#"
 LINE: Final = "LINE#"
+HISTORY: Final = "HISTORY#"
 STATUS: Final = "STATUS#"
 OUTBOX: Final = "OUTBOX#"
 EVENT: Final = "EVENT"
+NOTICE: Final = "NOTICE#"
+EMAIL_NOTICE: Final = "EMAIL"
 
 # Write sharding of hot index partitions. Changing a count strands items written under the old one,
 # so these are constants of the data model, not configuration.
@@ -131,8 +140,39 @@ def purchase(user_id: str, product_id: str) -> Key:
     return {"PK": _user_part(user_id), "SK": PURCHASE + product_id}
 
 
+# -- the cart (seed 001, AP 8) --------------------------------------------------------------------
+#
+# In the user's partition: the header and its lines share the prefix, so one strongly consistent
+# Query (begins_with CART) reads the whole cart.
+
+CART: Final = "CART"
+CART_LINE: Final = "CART#"
+
+
+def cart(user_id: str) -> Key:
+    return {"PK": _user_part(user_id), "SK": CART}
+
+
+def cart_line(user_id: str, product_id: str) -> Key:
+    return {"PK": _user_part(user_id), "SK": CART_LINE + product_id}
+
+
+def cart_partition(user_id: str) -> str:
+    return _user_part(user_id)
+
+
+def parse_cart_product(sk: str) -> str:
+    return key_parts.after_prefix(sk, CART_LINE, "a cart line")
+
+
 def email_guard(email: str) -> Key:
     return {"PK": EMAIL + email.lower(), "SK": GUARD}
+
+
+def email_notice(event_id: str) -> Key:
+    """The guard of the customer email an integration event causes: one per event id (its own partition,
+    so claims of different events never contend)."""
+    return {"PK": NOTICE + event_id, "SK": EMAIL_NOTICE}
 
 
 def product(product_id: str) -> Key:
@@ -235,6 +275,12 @@ def order_line(order_id: str, line_no: int) -> Key:
     return {"PK": ORDER + order_id, "SK": f"{LINE}{line_no:04d}"}
 
 
+def order_history(order_id: str, version: int) -> Key:
+    """A move of the order, named by the version it left the order at (zero-padded: text order is
+    move order). ``H`` sorts before ``L``: ``read_order``'s LINE#..META range never reads history."""
+    return {"PK": ORDER + order_id, "SK": f"{HISTORY}{version:06d}"}
+
+
 def order_by_user(user_id: str, placed_at: str, order_id: str) -> Key:
     return index_key(ORDERS_BY_USER, _user_part(user_id), newest_first(placed_at, order_id))
 
@@ -290,6 +336,7 @@ SHIPMENT: Final = "SHIPMENT#"
 SHIPPING: Final = "SHIPPING#"
 SANDBOX: Final = "SANDBOX#"
 CHARGE: Final = "CHARGE"
+REFUND: Final = "REFUND"
 
 # Every attempt passes through the pending index once (written Pending, removed when settled), as every
 # event passes through UnpublishedOutbox: sharded the same way so a payment peak never throttles it.
@@ -360,6 +407,10 @@ def shipments_partition(status: str, carrier: str, month: str) -> str:
 
 def sandbox_charge(idempotency_key: str) -> Key:
     return {"PK": SANDBOX + idempotency_key, "SK": CHARGE}
+
+
+def sandbox_refund(idempotency_key: str) -> Key:
+    return {"PK": SANDBOX + idempotency_key, "SK": REFUND}
 
 
 # -- archive (ECOM-011) and inventory snapshots -------------------------------------------------------

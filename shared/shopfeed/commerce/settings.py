@@ -31,6 +31,21 @@ class PaymentWorkerSettings(Settings):
     # Which PaymentProvider settles attempts (bootstrap.payment_provider). Only the sandbox ships; a
     # real provider's adapter adds its name here and its class there.
     payment_provider: Literal["sandbox"] = "sandbox"
+    # Failed messages are held back on this queue (the one the worker reads), longer each receive.
+    payment_queue_url: Annotated[str, Field(min_length=1)]
+    # The first hold-back of a failed message (PaymentRetrySeconds), doubling each receive.
+    payment_retry_seconds: Annotated[int, Field(ge=1, le=900)] = 30
+
+
+class OrderEmailSettings(Settings):
+    commerce_table_name: Annotated[str, Field(min_length=3)]
+    # The queue the worker reads, where it holds back the emails SES did not take.
+    email_queue_url: Annotated[str, Field(min_length=1)]
+    # The From address: an SES verified identity (the address, or its domain).
+    email_sender: Annotated[str, Field(min_length=3)]
+    # How long a claim on an event's email holds before another delivery may take it over: longer than
+    # the worker's Timeout (30 s), so a live claim is never taken from a worker still running.
+    email_claim_seconds: Annotated[int, Field(ge=31)] = 90
 
 
 # -- archive (ECOM-011) and inventory snapshots ------------------------------------------------------

@@ -224,9 +224,10 @@ class _Job:
         """New batches of old orders (the index may list some that are gone already: they are left out).
         An object holds the orders of one month of placement, as the orders' headers say."""
         orders = self._store.read_orders(order_ids)
-        # An order whose payment is in flight is not done: archiving it would strand the attempt the
-        # payment worker is about to settle. It stays until the payment settles (a later run takes it).
-        paying = {order_id for order_id, partition in orders.items() if items.PAYMENT_PENDING in header_of(partition)}
+        # An order whose payment (or refund) is in flight is not done: archiving it would strand the
+        # attempt the payment worker is about to settle. It stays until that settles (a later run takes it).
+        in_flight = (items.PAYMENT_PENDING, items.REFUND_PENDING)
+        paying = {o for o, partition in orders.items() if any(f in header_of(partition) for f in in_flight)}
         if paying:
             logger.info("old orders with a payment in flight: left hot", order_ids=sorted(paying))
             self._report.paying += len(paying)

@@ -4,8 +4,9 @@ Returns domain models, never raw items; turns failed conditions and cancelled tr
 domain errors right here, reading the reasons by label; owns the pagination cursors of its lists.
 """
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from boto3.dynamodb.conditions import Attr
 
@@ -22,12 +23,14 @@ from shopfeed.commerce.errors import (
 from shopfeed.commerce.models import (
     Order,
     OrderLine,
+    OrderMove,
     OrderStatus,
     OrderSummary,
 )
+from shopfeed.commerce.payments import refunds
 from shopfeed.platform import dynamo, idempotency
 from shopfeed.platform.dynamo import BASE_TABLE, Transaction, Update
-from shopfeed.platform.errors import NotFound, StaleVersion
+from shopfeed.platform.errors import Contention, NotFound, StaleVersion
 from shopfeed.platform.idempotency import Created, IdempotentRequest, Snapshot
 from shopfeed.platform.models import Page
 from shopfeed.platform.outbox import OutboxEvent
@@ -38,12 +41,21 @@ if TYPE_CHECKING:
 
 # Transaction labels: cancellation reasons are read by these, never by position.
 _KEY = "idempotency-key"
+HISTORY: Final = "history"
 
 # What a key record keeps of the value it created. Bump a version (with an upgrade of the older
 # JSON) when a model gains a required field; see platform.idempotency.Snapshot.
 ORDER_SNAPSHOT = Snapshot(Order, version=1)
 _STOCK = "stock:"
 _PURCHASE = "purchase:"
+
+
+def history_op(table: dynamo.Table, move: OrderMove) -> "TransactWriteItemTypeDef":
+    """The status-history item of ``move``, for the transaction that makes the move: every repository
+    that moves an order adds ``transaction.add(HISTORY, history_op(self._table, move))``, so the move
+    and its record commit together or not at all. Put only if absent: a version recorded twice (a
+    writer holding a stale order) cancels the move instead of rewriting history."""
+    return table.put_op(items.order_history_item(move), if_absent=True)
 
 
 class CommerceRepository(CatalogRepository):
@@ -59,10 +71,13 @@ class CommerceRepository(CatalogRepository):
         event: OutboxEvent,
         request: IdempotentRequest,
         now: datetime,
+        also: Sequence[tuple[str, "TransactWriteItemTypeDef"]] = (),
     ) -> Created[Order]:
-        """One TransactWriteItems: header, lines, guarded stock decrements, outbox event, key record.
+        """One TransactWriteItems: header, lines, guarded stock decrements, outbox event, key record,
+        and the labelled items of ``also`` (a checkout empties the cart in it).
 
-        A retry with the same key is answered from the key record returned in CancellationReasons.
+        A retry with the same key is answered from the key record returned in CancellationReasons; a
+        cancellation for none of the order's own reasons is raised as is, for the caller's labels.
         """
         transaction = Transaction()
         transaction.add("order", self._table.put_op(items.order_item(order), if_absent=True))
@@ -71,7 +86,10 @@ class CommerceRepository(CatalogRepository):
         for line in order.lines:
             transaction.add(_STOCK + line.product_id, self._decrement_stock(line))
         transaction.add("event", self._table.put_op(items.outbox_item(event), if_absent=True))
+        transaction.add(HISTORY, history_op(self._table, OrderMove.of(None, order, order.user_id, "placed")))
         transaction.add(_KEY, idempotency.record_put(self._table.name, request, ORDER_SNAPSHOT, order, now))
+        for label, op in also:
+            transaction.add(label, op)
         try:
             self._table.transact(transaction, busy="stock of the ordered products")
         except dynamo.TransactionCancelled as cancelled:
@@ -104,18 +122,41 @@ class CommerceRepository(CatalogRepository):
     def list_order_lines(self, order_id: str, owner: str | None, limit: int, cursor: str | None) -> Page[OrderLine]:
         """Lines in order. With ``owner``, lines of someone else's order are filtered out in the same
         Query, so the caller is authorised without reading the header first."""
-        found, next_cursor = query_page(
+        found, next_cursor = self._owned_in_order("order-lines", keys.LINE, order_id, owner, limit, cursor)
+        return Page(items=[items.order_line_from(i) for i in found], next_cursor=next_cursor)
+
+    def list_order_history(self, order_id: str, owner: str | None, limit: int, cursor: str | None) -> Page[OrderMove]:
+        """HISTORY: one strongly consistent Query of the order's partition, oldest move first. With
+        ``owner``, someone else's history is filtered out in the same Query."""
+        found, next_cursor = self._owned_in_order(
+            "order-history", keys.HISTORY, order_id, owner, limit, cursor, consistent=True
+        )
+        return Page(items=[items.order_move_from(i) for i in found], next_cursor=next_cursor)
+
+    def _owned_in_order(
+        self,
+        scope: str,
+        prefix: str,
+        order_id: str,
+        owner: str | None,
+        limit: int,
+        cursor: str | None,
+        consistent: bool = False,
+    ) -> tuple[list[dynamo.Item], str | None]:
+        """A page of the order partition's items under ``prefix``, in key order; with ``owner`` only that
+        user's (a filter: the caller is authorised by the same Query)."""
+        return query_page(
             self._table,
             self._cursors,
-            f"order-lines:{order_id}:{owner or '*'}",
+            f"{scope}:{order_id}:{owner or '*'}",
             BASE_TABLE,
             keys.order_partition(order_id),
             limit,
             cursor,
-            where=lambda sk: sk.begins_with(keys.LINE),
+            where=lambda sk: sk.begins_with(prefix),
             filter=Attr("user_id").eq(owner) if owner is not None else None,
+            consistent=consistent,
         )
-        return Page(items=[items.order_line_from(i) for i in found], next_cursor=next_cursor)
 
     def list_orders_of_user(self, user_id: str, limit: int, cursor: str | None) -> Page[OrderSummary]:
         found, next_cursor = query_page(
@@ -143,21 +184,26 @@ class CommerceRepository(CatalogRepository):
         )
         return Page(items=[items.order_summary_from(i) for i in found], next_cursor=next_cursor)
 
-    def cancel_order(self, order: Order, cancelled: Order, event: OutboxEvent) -> None:
-        """Guarded transition (version and state), restock every line, outbox event: one transaction."""
+    def cancel_order(
+        self, order: Order, cancelled: Order, event: OutboxEvent, move: OrderMove, refund_id: str | None = None
+    ) -> None:
+        """Guarded transition (version and state), restock every line, outbox event, the move in the
+        order's history: one transaction.
+
+        A Paid order (``refund_id`` given) is read once more (its authorized attempt and Created
+        parcels, one Query), and the same transaction cancels those parcels and starts the refund of
+        its payment (``payments.refunds``), which the payment worker carries out."""
+        paid = refunds.paid_with(self._table, order.order_id) if refund_id is not None else None
+        if paid is not None and paid.attempt is None:
+            # A Paid order is paid by an attempt written Authorized in the same transaction: never
+            # cancel it without its refund (the money would stay taken).
+            raise RuntimeError(f"paid order {order.order_id} has no authorized payment")
         # An update, not a Put of the whole order: attributes other writers add to the order (payment,
         # shipment) survive the cancel.
-        moved = dynamo.reindexed(
-            keys.INDEXES,
-            items.order_item(cancelled),
-            Update(
-                set={
-                    "status": cancelled.status.value,
-                    "version": cancelled.version,
-                    "updated_at": cancelled.updated_at,
-                }
-            ),
-        )
+        change = {"status": cancelled.status.value, "version": cancelled.version, "updated_at": cancelled.updated_at}
+        if refund_id is not None:
+            change[items.REFUND_PENDING] = refund_id
+        moved = dynamo.reindexed(keys.INDEXES, items.order_item(cancelled), Update(set=change))
         # A payment in flight blocks the cancel, so an approval never lands on a cancelled order.
         guard = (
             Attr("version").eq(order.version)
@@ -179,12 +225,22 @@ class CommerceRepository(CatalogRepository):
                 proof = items.purchase_change(order.user_id, line.product_id, -1)
                 transaction.add(_PURCHASE + line.product_id, self._table.update_op(*proof))
         transaction.add("event", self._table.put_op(items.outbox_item(event), if_absent=True))
+        if paid is not None and paid.attempt is not None and refund_id is not None:
+            refund = refunds.new_refund(paid.attempt, refund_id, OrderStatus.CANCELLED, cancelled.updated_at)
+            refunds.add_refund_start(self._table, transaction, paid.attempt, refund)
+            refunds.add_parcel_cancels(self._table, transaction, paid.unshipped, cancelled.updated_at)
+        transaction.add(HISTORY, history_op(self._table, move))
         try:
             # attempts=1: services.cancel_order re-reads and retries, the one retry layer of a cancel.
             self._table.transact(transaction, busy=f"order {order.order_id}", attempts=1)
         except dynamo.TransactionCancelled as error:
             current = error.reason("order")
             if not current.failed_condition:
+                if error.failed_labels(refunds.PARCEL):
+                    # A parcel moved since it was read (its order moved with it, or will): read again.
+                    raise Contention(f"order {order.order_id}") from error
+                if paid is not None and paid.attempt is not None:
+                    refunds.raise_refund_refused(paid.attempt, error)
                 raise
             if current.item is None:
                 raise NotFound("order", order.order_id) from error

@@ -1,6 +1,7 @@
 """Use cases of orders. No HTTP, no stream records: callers pass plain values in."""
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any, Protocol
 
 from shopfeed.commerce import events
@@ -8,6 +9,7 @@ from shopfeed.commerce.catalog.services import Catalog
 from shopfeed.commerce.models import (
     Order,
     OrderLine,
+    OrderMove,
     OrderStatus,
     OrderSummary,
 )
@@ -33,7 +35,12 @@ class Commerce(Catalog, Protocol):
     def list_orders_by_status(
         self, status: OrderStatus, month: str, limit: int, cursor: str | None
     ) -> Page[OrderSummary]: ...
-    def cancel_order(self, order: Order, cancelled: Order, event: OutboxEvent) -> None: ...
+    def cancel_order(
+        self, order: Order, cancelled: Order, event: OutboxEvent, move: OrderMove, refund_id: str | None = None
+    ) -> None: ...
+    def list_order_history(
+        self, order_id: str, owner: str | None, limit: int, cursor: str | None
+    ) -> Page[OrderMove]: ...
 
 
 # -- orders -----------------------------------------------------------------------------------
@@ -43,6 +50,13 @@ def place_order(
     store: Commerce, caller: Caller, request: IdempotentRequest, lines: Sequence[tuple[str, int, Money]]
 ) -> Created[Order]:
     """Order ``(product_id, quantity, quoted unit price)`` lines; a retry answers the order the key placed."""
+    moment = utc_now()
+    order = new_order(caller, lines, moment)
+    return store.place_order(order, events.order_placed(order), request, moment)
+
+
+def new_order(caller: Caller, lines: Sequence[tuple[str, int, Money]], moment: datetime) -> Order:
+    """The order ``lines`` make, checked, as placing it writes it (a cart's checkout places one too)."""
     product_ids = [product_id for product_id, _, _ in lines]
     if len(set(product_ids)) != len(product_ids):
         # One transaction cannot touch the same product twice; merging silently could hide a client bug.
@@ -55,13 +69,12 @@ def place_order(
     if total > MAX_AMOUNT:
         raise InvalidRequest(f"The order total exceeds {MAX_AMOUNT} minor units.")
 
-    moment = utc_now()
     now = iso(moment)
     order_lines = tuple(
         OrderLine(line_no=n, product_id=product_id, quantity=quantity, unit_price=price)
         for n, (product_id, quantity, price) in enumerate(lines, start=1)
     )
-    order = Order(
+    return Order(
         order_id=new_id(moment),
         user_id=caller.user_id,
         status=OrderStatus.PLACED,
@@ -72,7 +85,6 @@ def place_order(
         version=1,
         lines=order_lines,
     )
-    return store.place_order(order, events.order_placed(order), request, moment)
 
 
 def _visible_order(store: Commerce, caller: Caller, order_id: str) -> Order:
@@ -94,6 +106,17 @@ def list_order_lines(store: Commerce, caller: Caller, order_id: str, limit: int,
     return page
 
 
+def list_order_history(
+    store: Commerce, caller: Caller, order_id: str, limit: int, cursor: str | None
+) -> Page[OrderMove]:
+    """HISTORY, oldest first: the owner's or, for ops, anyone's. An empty first page reads the order to
+    tell an order placed before history was kept (an empty list) from one the caller may not see (404)."""
+    page = store.list_order_history(order_id, None if caller.is_ops else caller.user_id, limit, cursor)
+    if not page.items and cursor is None:
+        _visible_order(store, caller, order_id)
+    return page
+
+
 def list_my_orders(store: Commerce, caller: Caller, limit: int, cursor: str | None) -> Page[OrderSummary]:
     return store.list_orders_of_user(caller.user_id, limit, cursor)
 
@@ -106,7 +129,9 @@ def list_orders_by_status(
 
 
 def cancel_order(store: Commerce, caller: Caller, order_id: str, attempts: int = 5) -> tuple[Order, bool]:
-    """Cancel and restock; answers the order and whether this call cancelled it.
+    """Cancel and restock; answers the order and whether this call cancelled it. A Paid order (not
+    shipped: its first parcel shipped moves it on) starts the refund of its payment in the same
+    transaction, and its parcels not shipped yet are cancelled with it.
 
     Cancelling a cancelled order is a no-op that answers the order (a retried request must not restock
     twice). A concurrent change of the order (stale version, or a transaction in flight on it) is
@@ -120,8 +145,13 @@ def cancel_order(store: Commerce, caller: Caller, order_id: str, attempts: int =
         cancelled = order.model_copy(
             update={"status": OrderStatus.CANCELLED, "updated_at": iso(utc_now()), "version": order.version + 1}
         )
+        refund_id = new_id() if order.status is OrderStatus.PAID else None
+        why = "cancelled by its owner" if caller.user_id == order.user_id else "cancelled by ops"
+        if refund_id is not None:
+            why += f"; refund {refund_id} started"
+        move = OrderMove.of(order.status, cancelled, caller.user_id, why)
         try:
-            store.cancel_order(order, cancelled, events.order_cancelled(cancelled, caller.user_id))
+            store.cancel_order(order, cancelled, events.order_cancelled(cancelled, caller.user_id), move, refund_id)
         except (StaleVersion, Contention):
             if attempt == attempts:
                 raise  # a 412 names the version stored now; a 409 says retry
