@@ -14,6 +14,7 @@ from shopfeed.commerce.models import (
     InventoryLevel,
     Order,
     OrderLine,
+    OrderMove,
     OrderSummary,
     PaymentAttempt,
     Product,
@@ -35,6 +36,7 @@ PAID_ORDERS: Final = "paid_orders"
 PRODUCT: Final = "Product"
 ORDER: Final = "Order"
 ORDER_LINE: Final = "OrderLine"
+ORDER_HISTORY: Final = "OrderHistory"
 OUTBOX_EVENT: Final = "OutboxEvent"
 
 Item = dict[str, Any]
@@ -126,6 +128,20 @@ def order_line_from(item: Item) -> OrderLine:
         quantity=int(item["quantity"]),
         unit_price=_money(item["unit_price"]),
     )
+
+
+def order_history_item(move: OrderMove) -> Item:
+    """The status-history item of one move (``orders.repository.history_op`` puts it in a move's
+    own transaction)."""
+    return {
+        **keys.order_history(move.order_id, move.version),
+        "entity_type": ORDER_HISTORY,
+        **move.model_dump(exclude_none=True),
+    }
+
+
+def order_move_from(item: Item) -> OrderMove:
+    return OrderMove.model_validate({k: item[k] for k in OrderMove.model_fields if k in item})
 
 
 def order_summary_from(item: Item) -> OrderSummary:

@@ -6,6 +6,8 @@ Base table (PK / SK):
     EMAIL#<email>           GUARD                   unique-email guard (points at the user)
     PRODUCT#<product_id>    META                    product, price and stock
     ORDER#<order_id>        META                    order header
+    ORDER#<order_id>        HISTORY#000001 ..       status history: one per move, by the order's version after it
+                                                    (sorts before LINE#: never in the header-and-lines read)
     ORDER#<order_id>        LINE#0001 ..            order lines (sort before META: one Query gets both)
     ORDER#<order_id>        PAYMENT#<attempt_id>    payment attempts (ULIDs: newest last, read descending)
     ORDER#<order_id>        SHIPMENT#<shipment_id>  shipments of the order
@@ -51,6 +53,7 @@ META: Final = "META"
 CATEGORY: Final = "CATEGORY#"
 ORDER: Final = "ORDER#"
 LINE: Final = "LINE#"
+HISTORY: Final = "HISTORY#"
 STATUS: Final = "STATUS#"
 OUTBOX: Final = "OUTBOX#"
 EVENT: Final = "EVENT"
@@ -233,6 +236,12 @@ def order_partition(order_id: str) -> str:
 
 def order_line(order_id: str, line_no: int) -> Key:
     return {"PK": ORDER + order_id, "SK": f"{LINE}{line_no:04d}"}
+
+
+def order_history(order_id: str, version: int) -> Key:
+    """A move of the order, named by the version it left the order at (zero-padded: text order is
+    move order). ``H`` sorts before ``L``: ``read_order``'s LINE#..META range never reads history."""
+    return {"PK": ORDER + order_id, "SK": f"{HISTORY}{version:06d}"}
 
 
 def order_by_user(user_id: str, placed_at: str, order_id: str) -> Key:

@@ -11,7 +11,7 @@ from shopfeed.platform.models import Model
 from shopfeed.platform.types import Money, UserId, Version
 
 # TransactWriteItems takes at most 100 items: an order writes its header, one line and one stock
-# decrement per product, an outbox event and an idempotency record: 3 + 2n <= 100.
+# decrement per product, an outbox event, its status-history item and an idempotency record: 4 + 2n <= 100.
 MAX_ORDER_LINES: Final = 48
 
 
@@ -127,6 +127,42 @@ class Order(Model):
     line_count: int
     version: Version
     lines: tuple[OrderLine, ...] = ()
+
+
+# The actors of moves no person makes (the status history's ``by``): the payment worker settling an
+# attempt, the payment-window sweeper expiring an unpaid order.
+PAYMENTS_ACTOR: Final = "system:payments"
+
+
+class OrderMove(Model):
+    """One move of an order along its state machine, as its status history keeps it (HISTORY): who,
+    when, from, to, why. Written in the move's own transaction, one per move."""
+
+    order_id: str
+    # The order's owner: the history Query authorises the caller with a filter, as the lines do.
+    user_id: UserId
+    # The order's version after the move: it names the history item, so moves sort as they happened
+    # (whatever the clocks of the writers say) and one version is never recorded twice.
+    version: Version
+    from_status: OrderStatus | None = None  # None: the order was placed
+    to_status: OrderStatus
+    at: str
+    by: str
+    reason: str
+
+    @classmethod
+    def of(cls, before: OrderStatus | None, after: "Order", by: str, reason: str) -> "OrderMove":
+        """The move that left the order as ``after`` (its status, version and update time)."""
+        return cls(
+            order_id=after.order_id,
+            user_id=after.user_id,
+            version=after.version,
+            from_status=before,
+            to_status=after.status,
+            at=after.updated_at,
+            by=by,
+            reason=reason,
+        )
 
 
 class Restocked(Model):

@@ -9,6 +9,7 @@ from shopfeed.commerce.models import (
     InventoryLevel,
     Order,
     OrderLine,
+    OrderMove,
     OrderStatus,
     OrderSummary,
     PaymentAttempt,
@@ -160,6 +161,26 @@ class OrderLinePage(View):
 
 class OrderPage(View):
     items: list[OrderSummary]
+    next_cursor: str | None
+
+
+class OrderMoveView(View):
+    """One move of an order: who (a user id, or ``system:<job>``), when, from (null: placed), to, why."""
+
+    version: int
+    from_status: OrderStatus | None
+    to_status: OrderStatus
+    at: str
+    by: str
+    reason: str
+
+    @classmethod
+    def of(cls, move: OrderMove) -> "OrderMoveView":
+        return cls.model_validate(move.model_dump(include=set(cls.model_fields)))
+
+
+class OrderHistoryPage(View):
+    items: list[OrderMoveView]
     next_cursor: str | None
 
 

@@ -5,7 +5,7 @@ domain errors right here, reading the reasons by label; owns the pagination curs
 """
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from boto3.dynamodb.conditions import Attr
 
@@ -22,6 +22,7 @@ from shopfeed.commerce.errors import (
 from shopfeed.commerce.models import (
     Order,
     OrderLine,
+    OrderMove,
     OrderStatus,
     OrderSummary,
 )
@@ -38,12 +39,21 @@ if TYPE_CHECKING:
 
 # Transaction labels: cancellation reasons are read by these, never by position.
 _KEY = "idempotency-key"
+HISTORY: Final = "history"
 
 # What a key record keeps of the value it created. Bump a version (with an upgrade of the older
 # JSON) when a model gains a required field; see platform.idempotency.Snapshot.
 ORDER_SNAPSHOT = Snapshot(Order, version=1)
 _STOCK = "stock:"
 _PURCHASE = "purchase:"
+
+
+def history_op(table: dynamo.Table, move: OrderMove) -> "TransactWriteItemTypeDef":
+    """The status-history item of ``move``, for the transaction that makes the move: every repository
+    that moves an order adds ``transaction.add(HISTORY, history_op(self._table, move))``, so the move
+    and its record commit together or not at all. Put only if absent: a version recorded twice (a
+    writer holding a stale order) cancels the move instead of rewriting history."""
+    return table.put_op(items.order_history_item(move), if_absent=True)
 
 
 class CommerceRepository(CatalogRepository):
@@ -71,6 +81,7 @@ class CommerceRepository(CatalogRepository):
         for line in order.lines:
             transaction.add(_STOCK + line.product_id, self._decrement_stock(line))
         transaction.add("event", self._table.put_op(items.outbox_item(event), if_absent=True))
+        transaction.add(HISTORY, history_op(self._table, OrderMove.of(None, order, order.user_id, "placed")))
         transaction.add(_KEY, idempotency.record_put(self._table.name, request, ORDER_SNAPSHOT, order, now))
         try:
             self._table.transact(transaction, busy="stock of the ordered products")
@@ -104,18 +115,41 @@ class CommerceRepository(CatalogRepository):
     def list_order_lines(self, order_id: str, owner: str | None, limit: int, cursor: str | None) -> Page[OrderLine]:
         """Lines in order. With ``owner``, lines of someone else's order are filtered out in the same
         Query, so the caller is authorised without reading the header first."""
-        found, next_cursor = query_page(
+        found, next_cursor = self._owned_in_order("order-lines", keys.LINE, order_id, owner, limit, cursor)
+        return Page(items=[items.order_line_from(i) for i in found], next_cursor=next_cursor)
+
+    def list_order_history(self, order_id: str, owner: str | None, limit: int, cursor: str | None) -> Page[OrderMove]:
+        """HISTORY: one strongly consistent Query of the order's partition, oldest move first. With
+        ``owner``, someone else's history is filtered out in the same Query."""
+        found, next_cursor = self._owned_in_order(
+            "order-history", keys.HISTORY, order_id, owner, limit, cursor, consistent=True
+        )
+        return Page(items=[items.order_move_from(i) for i in found], next_cursor=next_cursor)
+
+    def _owned_in_order(
+        self,
+        scope: str,
+        prefix: str,
+        order_id: str,
+        owner: str | None,
+        limit: int,
+        cursor: str | None,
+        consistent: bool = False,
+    ) -> tuple[list[dynamo.Item], str | None]:
+        """A page of the order partition's items under ``prefix``, in key order; with ``owner`` only that
+        user's (a filter: the caller is authorised by the same Query)."""
+        return query_page(
             self._table,
             self._cursors,
-            f"order-lines:{order_id}:{owner or '*'}",
+            f"{scope}:{order_id}:{owner or '*'}",
             BASE_TABLE,
             keys.order_partition(order_id),
             limit,
             cursor,
-            where=lambda sk: sk.begins_with(keys.LINE),
+            where=lambda sk: sk.begins_with(prefix),
             filter=Attr("user_id").eq(owner) if owner is not None else None,
+            consistent=consistent,
         )
-        return Page(items=[items.order_line_from(i) for i in found], next_cursor=next_cursor)
 
     def list_orders_of_user(self, user_id: str, limit: int, cursor: str | None) -> Page[OrderSummary]:
         found, next_cursor = query_page(
@@ -143,8 +177,9 @@ class CommerceRepository(CatalogRepository):
         )
         return Page(items=[items.order_summary_from(i) for i in found], next_cursor=next_cursor)
 
-    def cancel_order(self, order: Order, cancelled: Order, event: OutboxEvent) -> None:
-        """Guarded transition (version and state), restock every line, outbox event: one transaction."""
+    def cancel_order(self, order: Order, cancelled: Order, event: OutboxEvent, move: OrderMove) -> None:
+        """Guarded transition (version and state), restock every line, outbox event, the move in the
+        order's history: one transaction."""
         # An update, not a Put of the whole order: attributes other writers add to the order (payment,
         # shipment) survive the cancel.
         moved = dynamo.reindexed(
@@ -179,6 +214,7 @@ class CommerceRepository(CatalogRepository):
                 proof = items.purchase_change(order.user_id, line.product_id, -1)
                 transaction.add(_PURCHASE + line.product_id, self._table.update_op(*proof))
         transaction.add("event", self._table.put_op(items.outbox_item(event), if_absent=True))
+        transaction.add(HISTORY, history_op(self._table, move))
         try:
             # attempts=1: services.cancel_order re-reads and retries, the one retry layer of a cancel.
             self._table.transact(transaction, busy=f"order {order.order_id}", attempts=1)

@@ -8,6 +8,7 @@ from shopfeed.commerce.catalog.services import Catalog
 from shopfeed.commerce.models import (
     Order,
     OrderLine,
+    OrderMove,
     OrderStatus,
     OrderSummary,
 )
@@ -33,7 +34,10 @@ class Commerce(Catalog, Protocol):
     def list_orders_by_status(
         self, status: OrderStatus, month: str, limit: int, cursor: str | None
     ) -> Page[OrderSummary]: ...
-    def cancel_order(self, order: Order, cancelled: Order, event: OutboxEvent) -> None: ...
+    def cancel_order(self, order: Order, cancelled: Order, event: OutboxEvent, move: OrderMove) -> None: ...
+    def list_order_history(
+        self, order_id: str, owner: str | None, limit: int, cursor: str | None
+    ) -> Page[OrderMove]: ...
 
 
 # -- orders -----------------------------------------------------------------------------------
@@ -94,6 +98,17 @@ def list_order_lines(store: Commerce, caller: Caller, order_id: str, limit: int,
     return page
 
 
+def list_order_history(
+    store: Commerce, caller: Caller, order_id: str, limit: int, cursor: str | None
+) -> Page[OrderMove]:
+    """HISTORY, oldest first: the owner's or, for ops, anyone's. An empty first page reads the order to
+    tell an order placed before history was kept (an empty list) from one the caller may not see (404)."""
+    page = store.list_order_history(order_id, None if caller.is_ops else caller.user_id, limit, cursor)
+    if not page.items and cursor is None:
+        _visible_order(store, caller, order_id)
+    return page
+
+
 def list_my_orders(store: Commerce, caller: Caller, limit: int, cursor: str | None) -> Page[OrderSummary]:
     return store.list_orders_of_user(caller.user_id, limit, cursor)
 
@@ -120,8 +135,10 @@ def cancel_order(store: Commerce, caller: Caller, order_id: str, attempts: int =
         cancelled = order.model_copy(
             update={"status": OrderStatus.CANCELLED, "updated_at": iso(utc_now()), "version": order.version + 1}
         )
+        why = "cancelled by its owner" if caller.user_id == order.user_id else "cancelled by ops"
+        move = OrderMove.of(order.status, cancelled, caller.user_id, why)
         try:
-            store.cancel_order(order, cancelled, events.order_cancelled(cancelled, caller.user_id))
+            store.cancel_order(order, cancelled, events.order_cancelled(cancelled, caller.user_id), move)
         except (StaleVersion, Contention):
             if attempt == attempts:
                 raise  # a 412 names the version stored now; a 409 says retry

@@ -13,8 +13,8 @@ from boto3.dynamodb.conditions import Attr
 
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.errors import OrderNotPayable, PaymentAmountMismatch, PaymentInProgress
-from shopfeed.commerce.models import Order, OrderStatus, PaymentAttempt, PaymentStatus
-from shopfeed.commerce.orders.repository import read_order
+from shopfeed.commerce.models import PAYMENTS_ACTOR, Order, OrderMove, OrderStatus, PaymentAttempt, PaymentStatus
+from shopfeed.commerce.orders.repository import HISTORY, history_op, read_order
 from shopfeed.platform import dynamo, idempotency
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.dynamo import BASE_TABLE, Transaction, Update
@@ -88,8 +88,8 @@ class PaymentRepository:
     def record(self, settled: PaymentAttempt, order: Order, event: OutboxEvent) -> bool:
         """The provider's answer, in one TransactWriteItems: the attempt settled (only if still
         Pending), the order Paid (approval) or payable again (decline), the outbox event, and on
-        approval one proof of purchase per product. False when the attempt was already settled: a
-        redelivered or concurrent message, which changes nothing."""
+        approval one proof of purchase per product and the move in the order's history. False when
+        the attempt was already settled: a redelivered or concurrent message, which changes nothing."""
         attempt_key = keys.payment_attempt(settled.order_id, settled.attempt_id)
         outcome = {
             "status": settled.status.value,
@@ -115,6 +115,13 @@ class PaymentRepository:
             for line in order.lines:
                 proof = items.purchase_change(order.user_id, line.product_id, +1)
                 transaction.add(_PURCHASE + line.product_id, self._table.update_op(*proof))
+            # ``order`` was read with the attempt in flight, which no other move passes: its version is
+            # the stored one, and the move below adds one to it.
+            paid = order.model_copy(
+                update={"status": OrderStatus.PAID, "version": order.version + 1, "updated_at": settled.updated_at}
+            )
+            why = f"payment {settled.attempt_id} authorized"
+            transaction.add(HISTORY, history_op(self._table, OrderMove.of(order.status, paid, PAYMENTS_ACTOR, why)))
         try:
             self._table.transact(transaction, busy=f"order {order.order_id}")
         except dynamo.TransactionCancelled as cancelled:

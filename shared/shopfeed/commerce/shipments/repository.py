@@ -13,8 +13,8 @@ from boto3.dynamodb.conditions import Attr
 
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.errors import OrderNotShippable
-from shopfeed.commerce.models import Order, OrderStatus, Shipment, ShipmentStatus
-from shopfeed.commerce.orders.repository import read_order
+from shopfeed.commerce.models import Order, OrderMove, OrderStatus, Shipment, ShipmentStatus
+from shopfeed.commerce.orders.repository import HISTORY, history_op, read_order
 from shopfeed.platform import dynamo, idempotency
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.dynamo import Transaction, Update
@@ -92,11 +92,12 @@ class ShipmentRepository:
         shipment: Shipment,
         moved: Shipment,
         order: Order,
-        order_moved: Order | None,
+        order_move: OrderMove | None,
         events: Sequence[OutboxEvent],
     ) -> None:
         """One TransactWriteItems: the shipment at its next status (if still at the version read), the
-        order moved with it or checked unchanged (if at the version read), and the events.
+        order moved with it (and the move in its history) or checked unchanged (if at the version read),
+        and the events.
 
         Raises StaleVersion (the shipment changed: the client reads it again), OrderChanged (the
         order changed: the service reads again and decides again)."""
@@ -118,10 +119,11 @@ class ShipmentRepository:
             ),
         )
         order_key = keys.order(order.order_id)
-        if order_moved is None:
+        if order_move is None:
             transaction.add(_ORDER, self._table.check_op(order_key, order_unchanged))
         else:
-            transaction.add(_ORDER, self._table.update_op(order_key, _order_move(order_moved), order_unchanged))
+            transaction.add(_ORDER, self._table.update_op(order_key, _order_move(order, order_move), order_unchanged))
+            transaction.add(HISTORY, history_op(self._table, order_move))
         for event in events:
             transaction.add(_EVENT + event.event_id, self._table.put_op(items.outbox_item(event), if_absent=True))
         try:
@@ -138,8 +140,9 @@ class ShipmentRepository:
             raise
 
 
-def _order_move(moved: Order) -> Update:
+def _order_move(order: Order, move: OrderMove) -> Update:
     """The order's new status, and its place in OrdersByStatus with it."""
+    moved = order.model_copy(update={"status": move.to_status, "updated_at": move.at, "version": move.version})
     change = Update(set={"status": moved.status.value, "updated_at": moved.updated_at, "version": moved.version})
     return dynamo.reindexed(keys.INDEXES, items.order_item(moved), change)
 

@@ -7,7 +7,7 @@ from typing import Protocol
 
 from shopfeed.commerce import events
 from shopfeed.commerce.errors import OrderNotShippable
-from shopfeed.commerce.models import Order, OrderStatus, Shipment, ShipmentStatus
+from shopfeed.commerce.models import Order, OrderMove, OrderStatus, Shipment, ShipmentStatus
 from shopfeed.commerce.shipments.repository import OrderChanged
 from shopfeed.platform.clock import iso, new_id, utc_now
 from shopfeed.platform.errors import Contention, InvalidTransition, NotFound, StaleVersion
@@ -29,7 +29,7 @@ class Shipments(Protocol):
         shipment: Shipment,
         moved: Shipment,
         order: Order,
-        order_moved: Order | None,
+        order_move: OrderMove | None,
         events: Sequence[OutboxEvent],
     ) -> None: ...
 
@@ -121,10 +121,13 @@ def update_shipment(
         )
         order_moved = _order_after(order, status, now)
         made = [events.shipment_status_changed(moved, shipment.status)]
+        order_move = None
         if order_moved is not None:
             made.append(events.order_status_changed(order_moved, order.status, shipment_id))
+            why = f"shipment {shipment_id} {status.value.lower()}"
+            order_move = OrderMove.of(order.status, order_moved, caller.user_id, why)
         try:
-            store.move(shipment, moved, order, order_moved, made)
+            store.move(shipment, moved, order, order_move, made)
         except (OrderChanged, Contention):
             if attempt == attempts:
                 raise Contention(f"order {order_id}") from None
