@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from shopfeed.commerce import items
 from shopfeed.commerce.inventory.repository import SnapshotQueries, SnapshotRepository
 from shopfeed.commerce.inventory.snapshots import SnapshotPorts
-from shopfeed.commerce.orders.repository import CommerceRepository
+from shopfeed.commerce.orders.repository import CommerceRepository, ExpiryRepository
 from shopfeed.commerce.payments.provider import SANDBOX, PaymentProvider, SandboxProvider
 from shopfeed.commerce.payments.repository import PaymentQueries, PaymentRepository
 from shopfeed.commerce.payments.services import PaymentTask
@@ -24,6 +24,7 @@ from shopfeed.commerce.settings import (
     CommerceSweeperSettings,
     InventorySnapshotSettings,
     OrderArchiverSettings,
+    OrderExpirySettings,
     PaymentWorkerSettings,
 )
 from shopfeed.commerce.shipments.repository import ShipmentQueries, ShipmentRepository
@@ -38,6 +39,7 @@ from shopfeed.platform.search import sync as search_sync
 
 if TYPE_CHECKING:
     from shopfeed.commerce.archive.archiver import ArchivePorts
+    from shopfeed.commerce.orders.expiry import ExpiryPorts
 
 
 @cache
@@ -172,6 +174,24 @@ def archiver() -> "ArchivePorts":
 
 
 @cache
+def expiry_job() -> "ExpiryPorts":
+    """The payment-window sweeper's table and policy."""
+    # Imported here, as the archive's: the API functions import this module and never run the job.
+    from shopfeed.commerce.orders.expiry import ExpiryPolicy, ExpiryPorts
+
+    config = settings(OrderExpirySettings)
+    return ExpiryPorts(
+        store=ExpiryRepository(dynamo.Table(clients.dynamodb(), config.commerce_table_name)),
+        policy=ExpiryPolicy(
+            window=timedelta(minutes=config.payment_window_minutes),
+            max_orders=config.expiry_max_orders_per_run,
+            stop_margin=timedelta(seconds=config.expiry_stop_margin_seconds),
+            workers=config.expiry_workers,
+        ),
+    )
+
+
+@cache
 def snapshot_job() -> SnapshotPorts:
     """The snapshot job's table, retention and write rate."""
     config = settings(InventorySnapshotSettings)
@@ -198,6 +218,6 @@ def reset() -> None:
         *(cursors, api_table, repository, reviews, stream_table, search_sync_queue, api_search_index),
         *(relay_ports, sweeper_ports),
         *(payments, payment_lists, payment_queue, payment_worker_ports, shipments, shipment_lists),
-        *(archiver, snapshot_job, snapshots),
+        *(archiver, snapshot_job, snapshots, expiry_job),
     ):
         factory.cache_clear()

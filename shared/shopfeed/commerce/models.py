@@ -91,18 +91,21 @@ class OrderStatus(StrEnum):
     DELIVERED = "Delivered"
     RETURNED = "Returned"
     CANCELLED = "Cancelled"
+    # Not paid within the payment window: cancelled by the sweeper, its stock restored (decision 97).
+    EXPIRED = "Expired"
 
     def can_become(self, target: "OrderStatus") -> bool:
         return target in _TRANSITIONS[self]
 
 
 _TRANSITIONS: dict[OrderStatus, frozenset[OrderStatus]] = {
-    OrderStatus.PLACED: frozenset({OrderStatus.PAID, OrderStatus.CANCELLED}),
+    OrderStatus.PLACED: frozenset({OrderStatus.PAID, OrderStatus.CANCELLED, OrderStatus.EXPIRED}),
     OrderStatus.PAID: frozenset({OrderStatus.SHIPPED, OrderStatus.CANCELLED}),
     OrderStatus.SHIPPED: frozenset({OrderStatus.DELIVERED, OrderStatus.RETURNED}),
     OrderStatus.DELIVERED: frozenset({OrderStatus.RETURNED}),
     OrderStatus.RETURNED: frozenset(),
     OrderStatus.CANCELLED: frozenset(),
+    OrderStatus.EXPIRED: frozenset(),
 }
 
 
@@ -132,6 +135,7 @@ class Order(Model):
 # The actors of moves no person makes (the status history's ``by``): the payment worker settling an
 # attempt, the payment-window sweeper expiring an unpaid order.
 PAYMENTS_ACTOR: Final = "system:payments"
+EXPIRY_ACTOR: Final = "system:payment-window"
 
 
 class OrderMove(Model):
