@@ -153,7 +153,8 @@ def expiring(order: Order, minutes: int, clock: Callable[[], datetime]) -> Expir
     expired = order.model_copy(
         update={"status": OrderStatus.EXPIRED, "updated_at": iso(clock()), "version": order.version + 1}
     )
-    move = OrderMove.of(OrderStatus.PLACED, expired, EXPIRY_ACTOR, f"not paid within {minutes} minutes")
+    window = f"{minutes} minute" if minutes == 1 else f"{minutes} minutes"
+    move = OrderMove.of(OrderStatus.PLACED, expired, EXPIRY_ACTOR, f"not paid within {window}")
     return Expiring(order, expired, events.order_expired(expired, minutes), move)
 
 
