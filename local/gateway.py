@@ -6,6 +6,10 @@ function error becomes 500 ``{"message":"Internal Server Error"}``. The event ca
 puts in a payload-2.0 event: lower-cased headers with repeated values joined by commas, cookies in
 their own list, query parameters joined the same way, path parameters, the body (base64 when it is
 not text), ``requestContext.http`` and the verified JWT claims.
+
+With the API's ``CorsConfiguration``, the gateway answers a preflight itself (204, before routes and
+authorizers, as API Gateway does) and adds the allow-origin and expose headers to every answer to an
+allowed origin; without it an OPTIONS request is a 404 like any method without a route.
 """
 
 import base64
@@ -125,6 +129,56 @@ class RouteTable:
 LAMBDA_PAYLOAD_BYTES = 6 * 1024 * 1024
 
 
+@dataclass(frozen=True)
+class Cors:
+    """The HttpApi's ``CorsConfiguration``, resolved (AllowOrigins, AllowMethods, ...)."""
+
+    origins: frozenset[str]
+    methods: tuple[str, ...] = ()
+    headers: tuple[str, ...] = ()
+    expose: tuple[str, ...] = ()
+    max_age: int | None = None
+
+    @classmethod
+    def of(cls, configuration: Mapping[str, Any] | None) -> "Cors | None":
+        if not configuration:
+            return None
+        return cls(
+            origins=frozenset(configuration.get("AllowOrigins") or ()),
+            methods=tuple(configuration.get("AllowMethods") or ()),
+            headers=tuple(configuration.get("AllowHeaders") or ()),
+            expose=tuple(configuration.get("ExposeHeaders") or ()),
+            max_age=configuration.get("MaxAge"),
+        )
+
+    def allows(self, origin: str | None) -> bool:
+        return origin is not None and (origin in self.origins or "*" in self.origins)
+
+    def preflight(self, origin: str | None) -> HttpResponse:
+        """API Gateway's own answer to a preflight: 204, with the allow headers only for an allowed origin."""
+        if not self.allows(origin):
+            return HttpResponse(204)
+        headers = [
+            ("access-control-allow-origin", str(origin)),
+            ("access-control-allow-methods", ",".join(self.methods)),
+            ("access-control-allow-headers", ",".join(h.lower() for h in self.headers)),
+        ]
+        if self.max_age is not None:
+            headers.append(("access-control-max-age", str(self.max_age)))
+        return HttpResponse(204, headers)
+
+    def decorate(self, origin: str | None, response: HttpResponse) -> HttpResponse:
+        """An answer to an allowed origin gets the allow and expose headers; the function's own CORS
+        headers never reach the browser (API Gateway ignores them once CORS is configured)."""
+        kept = [(k, v) for k, v in response.headers if not k.lower().startswith("access-control-")]
+        if not self.allows(origin):
+            return HttpResponse(response.status, kept, response.body)
+        added = [("access-control-allow-origin", str(origin))]
+        if self.expose:
+            added.append(("access-control-expose-headers", ",".join(h.lower() for h in self.expose)))
+        return HttpResponse(response.status, [*kept, *added], response.body)
+
+
 class ApiGateway:
     """The HTTP API: routes to functions, guarded by authorizers."""
 
@@ -134,6 +188,7 @@ class ApiGateway:
         invoke: Mapping[str, Callable[[dict[str, Any]], Invocation]],
         authorizers: Mapping[str, JwtAuthorizer],
         *,
+        cors: Cors | None = None,
         api_id: str = "local",
         account: str = "123456789012",
     ) -> None:
@@ -142,12 +197,23 @@ class ApiGateway:
         self.routes = RouteTable(routes)
         self._invoke = dict(invoke)
         self._authorizers = dict(authorizers)
+        self._cors = cors
         self._api_id = api_id
         self._account = account
 
     def handle(self, request: HttpRequest) -> HttpResponse:
         request_id = base64.urlsafe_b64encode(uuid.uuid4().bytes[:10]).decode().rstrip("=")
-        response = self._handle(request, request_id)
+        if self._cors is None:
+            response = self._handle(request, request_id)
+        else:
+            origin = next((v for k, v in request.headers if k.lower() == "origin"), None)
+            preflight = request.method == "OPTIONS" and any(
+                k.lower() == "access-control-request-method" for k, _ in request.headers
+            )
+            if preflight and origin is not None:
+                response = self._cors.preflight(origin)
+            else:
+                response = self._cors.decorate(origin, self._handle(request, request_id))
         return HttpResponse(response.status, [*response.headers, ("apigw-requestid", request_id)], response.body)
 
     def _handle(self, request: HttpRequest, request_id: str) -> HttpResponse:

@@ -94,9 +94,9 @@ def provision(
     for name, resource in resources.items():
         _predict(done, name, resource["Type"])
     creators = _Creators(engines, done, state_dir, resources)
-    order = TopologicalSorter(
-        {name: cfn.references(r.get("Properties", {})) & resources.keys() for name, r in resources.items()}
-    )
+    # Ordered by what each created resource reads: a deployment-only property may point back at its
+    # referrer (a function's DeploymentPreference names the alarms on its own versions).
+    order = TopologicalSorter({name: _reads(r) & resources.keys() for name, r in resources.items()})
     for name in order.static_order():
         kind = resources[name]["Type"]
         create = creators.for_type(kind)
@@ -120,6 +120,12 @@ _PROPERTIES = {
     "AWS::SecretsManager::Secret": ("Name", "SecretString", "GenerateSecretString"),
     "AWS::OpenSearchService::Domain": ("DomainName",),
 }
+
+
+def _reads(resource: Mapping[str, Any]) -> set[str]:
+    """The resources whose values a created resource's properties need (none for what is not created)."""
+    properties = resource.get("Properties") or {}
+    return cfn.references({key: properties[key] for key in _PROPERTIES.get(resource["Type"], ()) if key in properties})
 
 
 def _predict(done: Provisioned, name: str, kind: str) -> None:

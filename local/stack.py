@@ -24,12 +24,12 @@ from typing import Any
 from local import STATE_DIR, cfn, engines, seed
 from local.auth import AUDIENCE, JwtAuthorizer, SigningKey, issuer_for
 from local.faults import KINDS, FaultSettings, Tally
-from local.gateway import ApiGateway
+from local.gateway import ApiGateway, Cors
 from local.lambdas import Function, FunctionInitError, FunctionSpec, FunctionWorkers
 from local.provision import Provisioned, function_environment, provision
 from local.queues import QueuePoller, QueueSettings, peek
 from local.schedules import Schedule, Scheduler
-from local.server import LocalPages, LocalServer
+from local.server import PREFIX, LocalPages, LocalServer
 from local.streams import SqsDestination, StreamPoller, StreamSettings
 
 log = logging.getLogger("local.stack")
@@ -192,6 +192,8 @@ def build(args: argparse.Namespace, running: engines.Engines, stop: threading.Ev
     parameters = {"JwtIssuer": issuer, "JwtAudience": AUDIENCE, **search, **dict(args.parameter)}
     provisioned = provision(template, running, args.state_dir, parameters)
     resolver = provisioned.resolver
+    # The functions' SES is the stack's email sink (GET /__local/mail lists what they sent).
+    running.ses_endpoint = f"http://127.0.0.1:{args.port}{PREFIX}/ses"
 
     faults = fault_settings(args)
     specs, unloaded = _function_specs(template, provisioned, running, faults)
@@ -203,6 +205,7 @@ def build(args: argparse.Namespace, running: engines.Engines, stop: threading.Ev
         routes,
         {name: fn.invoke for name, fn in functions.items()},
         _authorizers(template, resolver, signing_key),
+        cors=_cors(template, resolver),
     )
     pollers: list[Poller] = []
     schedules: list[Schedule] = []
@@ -321,6 +324,15 @@ def _layers(template: Mapping[str, Any], layers: Any) -> list[Path]:
     return paths
 
 
+def _cors(template: Mapping[str, Any], resolver: cfn.Resolver) -> Cors | None:
+    configurations = [
+        resolver.resolve((resource.get("Properties") or {}).get("CorsConfiguration"))
+        for resource in template["Resources"].values()
+        if resource["Type"] == "AWS::Serverless::HttpApi"
+    ]
+    return Cors.of(next((c for c in configurations if c), None))
+
+
 def _authorizers(template: Mapping[str, Any], resolver: cfn.Resolver, key: SigningKey) -> dict[str, JwtAuthorizer]:
     authorizers = {}
     for resource in template["Resources"].values():
@@ -407,6 +419,7 @@ def banner(stack: Stack, key: SigningKey, issuer: str, seeded: list[str], elapse
         f"  OpenAPI      {url}/__local/openapi.json",
         f"  Swagger UI   {url}/__local/docs",
         f"  Stack        {url}/__local/stack",
+        f"  Mail         {url}/__local/mail  (what the functions sent through SES)",
         f"  DynamoDB     {stack.engines.dynamodb_engine} at {stack.engines.dynamodb_endpoint}",
         f"  AWS (moto)   {stack.engines.aws_endpoint}  (EventBridge, SQS, S3)",
         f"  Search       {stack.engines.search_endpoint or 'not running'}",
@@ -448,8 +461,11 @@ def banner(stack: Stack, key: SigningKey, issuer: str, seeded: list[str], elapse
         f"       -H 'content-type: application/json' -d '{json.dumps({'lines': [line]}, separators=(',', ':'))}'",
     ]
     rules = cfn.resources("AWS::Events::Rule").values()
-    for queue in sorted(set(queues) & cfn.references([r["Properties"].get("Targets") for r in rules])):
+    # Queues a rule fills and no function reads (peeking at a worker's queue would take its messages).
+    read = {poller.source for poller in stack.pollers}
+    for queue in sorted(set(queues) & cfn.references([r["Properties"].get("Targets") for r in rules]) - read):
         lines.append(f"  curl -s {url}/__local/queues/{queue}   # the events a rule delivered there")
+    lines.append(f"  curl -s {url}/__local/mail   # the emails customers were sent")
     lines += ["", "Ctrl-C stops everything.", ""]
     return "\n".join(lines)
 

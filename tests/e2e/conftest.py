@@ -27,6 +27,9 @@ from local.auth import SigningKey, issuer_for
 from local.cfn import ROOT
 from local.dynamodb_local import free_port
 
+# A browser app's origin the session's stack allows (AllowedOrigins): another loopback address, so the
+# page served from it and the API are of different origins. tests/e2e/test_stack.py serves it.
+APP_ORIGIN = f"http://127.0.0.2:{free_port()}"
 STARTUP_TIMEOUT_S = 120  # DynamoDB Local takes ~2 s; a loaded CI machine, much more
 EVENT_TIMEOUT_S = 20
 
@@ -194,7 +197,7 @@ def faulted_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSta
 
 @pytest.fixture(scope="session")
 def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    with running_stack(tmp_path_factory.mktemp("local-stack")) as stack:
+    with running_stack(tmp_path_factory.mktemp("local-stack"), "--parameter", f"AllowedOrigins={APP_ORIGIN}") as stack:
         yield stack
 
 

@@ -1,19 +1,24 @@
 """What `make dev` promises besides the API's own behaviour: auth at the edge, seed data, local pages."""
 
+import contextlib
+import http.server
 import json
 import re
 import subprocess
 import sys
+import threading
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
 from local import cfn
 from local.auth import SigningKey, issuer_for
 from local.cfn import ROOT
-from tests.e2e.conftest import EVENT_TIMEOUT_S, Client, LocalStack
+from tests.e2e.conftest import APP_ORIGIN, EVENT_TIMEOUT_S, Client, LocalStack
 from tests.e2e.test_feed_fanout import eventually
 from tests.e2e.test_orders import order_body, place
 
@@ -196,3 +201,70 @@ def test_the_queue_page_shows_every_message_not_only_the_first_ten(local_stack: 
     # then every one of them is shown
     shown = [m["detail"]["data"]["order_id"] for m in messages if m.get("detail-type") == "QueuePageProbe"]
     assert sorted(o for o in shown if o.startswith(probe)) == sent
+
+
+@contextlib.contextmanager
+def serving(origin: str, page: str) -> Iterator[str]:
+    """A browser app's page served from ``origin``, as a site other than the API would."""
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = page.encode()
+            self.send_response(200)
+            self.send_header("content-type", "text/html")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    address = urlsplit(origin)
+    server = http.server.ThreadingHTTPServer((str(address.hostname), int(address.port or 80)), Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"{origin}/app.html"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_page_of_an_allowed_origin_calls_the_api_across_origins_and_another_origins_page_cannot(
+    local_stack: LocalStack, chromium: str
+) -> None:
+    # given a page that reads a product with a token (a preflighted request) and shows its ETag
+    token = local_stack.token("U-BROWSER")
+    script = f"""
+      fetch("{local_stack.url}/products/P-RED-TSHIRT", {{headers: {{Authorization: "Bearer {token}"}}}})
+        .then(r => r.json().then(b => `${{r.status}} ${{r.headers.get("ETag")}} ${{b.product_id}}`))
+        .catch(e => `blocked: ${{e.name}}`)
+        .then(text => {{ document.getElementById("out").textContent = text; }});
+    """
+    page = f'<html><body><pre id="out">pending</pre><script>{script}</script></body></html>'
+
+    def rendered(url: str) -> str:
+        command = [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE 127.0.0.2, EXCLUDE 127.0.0.3",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+            url,
+        ]
+        dom = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True).stdout
+        found = re.search(r'<pre id="out">([^<]*)</pre>', dom)
+        assert found, dom[:2000]
+        return found.group(1)
+
+    # when the page is opened from the origin the stack allows (AllowedOrigins), and from another
+    with serving(APP_ORIGIN, page) as allowed:
+        from_app = rendered(allowed)
+    other_origin = APP_ORIGIN.replace("127.0.0.2", "127.0.0.3")
+    with serving(other_origin, page) as refused:
+        from_elsewhere = rendered(refused)
+
+    # then the app reads the answer and its exposed ETag; the browser keeps it from the other origin
+    assert re.fullmatch(r'200 "\d+" P-RED-TSHIRT', from_app), from_app
+    assert from_elsewhere == "blocked: TypeError", from_elsewhere

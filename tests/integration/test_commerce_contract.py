@@ -31,7 +31,7 @@ from shopfeed.commerce.orders.services import Commerce
 from shopfeed.commerce.settings import CommerceApiSettings
 from shopfeed.platform.clock import iso
 from shopfeed.platform.config import settings
-from shopfeed.platform.cursors import CursorCodec, signing_key
+from shopfeed.platform.cursors import CursorCodec, signing_keys
 from shopfeed.platform.errors import (
     AlreadyExists,
     IdempotencyKeyReused,
@@ -66,7 +66,7 @@ def _outbox_of_table() -> list[OutboxEvent]:
 @pytest.fixture(params=["in-memory", "dynamodb"])
 def backend(request: pytest.FixtureRequest) -> Backend:
     if request.param == "in-memory":
-        fake = InMemoryCommerce(CursorCodec(signing_key(settings(CommerceApiSettings))))
+        fake = InMemoryCommerce(CursorCodec(signing_keys(settings(CommerceApiSettings))))
         return Backend(fake, lambda: list(fake.events))
     request.getfixturevalue("aws")
     return Backend(bootstrap.repository(), _outbox_of_table)

@@ -1,13 +1,14 @@
 """Pagination cursors: opaque to clients, signed, and bound to the query that issued them."""
 
 import base64
+import itertools
 import json
 
 import pytest
 
 from shopfeed.feed import repository
 from shopfeed.platform.config import CursorSettings
-from shopfeed.platform.cursors import CursorCodec, signing_key
+from shopfeed.platform.cursors import CursorCodec, KeyRing, parse_key_ring, signing_keys
 from shopfeed.platform.errors import InvalidCursor
 
 SCOPE = "orders-by-user:U100"
@@ -73,13 +74,56 @@ def test_garbage_is_an_invalid_cursor_not_a_crash(garbage: str) -> None:
         codec.decode(SCOPE, garbage)
 
 
-def test_the_signing_key_comes_from_the_configured_secret() -> None:
-    assert signing_key(CursorSettings(cursor_secret="s3cret")) == b"s3cret"
+def test_a_plain_secret_is_a_ring_of_one_key() -> None:
+    assert signing_keys(CursorSettings(cursor_secret="s3cret")) == KeyRing(b"s3cret")
+
+
+def test_a_json_secret_is_a_ring_of_the_current_key_and_the_accepted_ones() -> None:
+    ring = parse_key_ring('{"current": "new", "accepted": ["old"]}')
+    assert ring == KeyRing(b"new", (b"old",))
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "{",
+        '{"accepted": ["old"]}',
+        '{"current": ""}',
+        '{"current": "new", "accepted": "old"}',
+        '{"current": "new", "accepted": [""]}',
+        '{"current": "new", "accepted": ["a", "b", "c", "d"]}',
+    ],
+)
+def test_a_malformed_key_ring_is_a_configuration_error(secret: str) -> None:
+    with pytest.raises(ValueError, match="cursor key ring"):
+        parse_key_ring(secret)
+
+
+def test_a_rotation_never_refuses_a_cursor_a_live_container_signed() -> None:
+    # The three deploys of docs/operations.md, "Rotating the cursor key": at each step containers of
+    # the step before and of the step itself serve the same clients.
+    steps = [
+        KeyRing(b"old"),
+        KeyRing(b"old", (b"new",)),  # 1: the new key is accepted everywhere before anyone signs with it
+        KeyRing(b"new", (b"old",)),  # 2: signed with the new key, cursors of the old still accepted
+        KeyRing(b"new"),  # 3: the old key retired
+    ]
+    for before, after in itertools.pairwise(steps):
+        for signer, reader in ((before, after), (after, before)):
+            cursor = CursorCodec(signer).encode(SCOPE, POSITION)
+            assert CursorCodec(reader).decode(SCOPE, cursor) == POSITION
+
+
+def test_a_cursor_signed_with_a_retired_key_is_refused() -> None:
+    cursor = CursorCodec(KeyRing(b"old")).encode(SCOPE, POSITION)
+    assert CursorCodec(KeyRing(b"new", (b"old",))).decode(SCOPE, cursor) == POSITION
+    with pytest.raises(InvalidCursor):
+        CursorCodec(KeyRing(b"new")).decode(SCOPE, cursor)
 
 
 def test_a_missing_signing_secret_is_a_configuration_error() -> None:
     with pytest.raises(RuntimeError, match="CURSOR_SECRET"):
-        signing_key(CursorSettings())
+        signing_keys(CursorSettings())
 
 
 def test_a_home_cursor_stays_under_its_bound_for_the_longest_ids_and_the_most_celebrities() -> None:

@@ -10,6 +10,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from shopfeed.commerce import items
+from shopfeed.commerce.cart.repository import CartRepository
 from shopfeed.commerce.inventory.repository import SnapshotQueries, SnapshotRepository
 from shopfeed.commerce.inventory.snapshots import SnapshotPorts
 from shopfeed.commerce.orders.repository import CommerceRepository, ExpiryRepository
@@ -24,13 +25,14 @@ from shopfeed.commerce.settings import (
     CommerceSweeperSettings,
     InventorySnapshotSettings,
     OrderArchiverSettings,
+    OrderEmailSettings,
     OrderExpirySettings,
     PaymentWorkerSettings,
 )
 from shopfeed.commerce.shipments.repository import ShipmentQueries, ShipmentRepository
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.config import settings
-from shopfeed.platform.cursors import CursorCodec, signing_key
+from shopfeed.platform.cursors import CursorCodec, signing_keys
 from shopfeed.platform.outbox import OutboxRepository
 from shopfeed.platform.publisher import EventBridgePublisher
 from shopfeed.platform.queues import SqsTaskQueue
@@ -39,13 +41,14 @@ from shopfeed.platform.search import sync as search_sync
 
 if TYPE_CHECKING:
     from shopfeed.commerce.archive.archiver import ArchivePorts
+    from shopfeed.commerce.emails.worker import EmailPorts
     from shopfeed.commerce.orders.expiry import ExpiryPorts
 
 
 @cache
 def cursors() -> CursorCodec:
     """The API's cursor signer (its key is read once per container)."""
-    return CursorCodec(signing_key(settings(CommerceApiSettings)))
+    return CursorCodec(signing_keys(settings(CommerceApiSettings)))
 
 
 @cache
@@ -58,6 +61,12 @@ def api_table() -> dynamo.Table:
 def repository() -> CommerceRepository:
     """CommerceTable for the API: the repository its routes depend on."""
     return CommerceRepository(api_table(), cursors())
+
+
+@cache
+def carts() -> CartRepository:
+    """Carts for the API; a checkout places its order through the orders' repository."""
+    return CartRepository(api_table(), repository())
 
 
 @cache
@@ -135,6 +144,28 @@ def payment_provider(name: str, table: dynamo.Table) -> PaymentProvider:
     raise ValueError(f"unknown payment provider {name!r}")
 
 
+# -- customer emails -----------------------------------------------------------------------------
+
+
+@cache
+def email_ports() -> "EmailPorts":
+    """The email worker's table (guards and customers), SES with the sender address, and its queue."""
+    # Imported here: the API functions import this module and never send an email.
+    from shopfeed.commerce.emails.notices import Notice
+    from shopfeed.commerce.emails.repository import EmailRepository
+    from shopfeed.commerce.emails.sender import SesSender
+    from shopfeed.commerce.emails.worker import EmailPorts
+
+    config = settings(OrderEmailSettings)
+    table = dynamo.Table(clients.dynamodb(), config.commerce_table_name)
+    return EmailPorts(
+        repository=EmailRepository(table, timedelta(seconds=config.email_claim_seconds)),
+        sender=SesSender(clients.sesv2(), config.email_sender),
+        # Only its retry_after is used: the rule puts the messages there, the worker holds failed ones back.
+        redelivery=SqsTaskQueue[Notice](clients.sqs(), config.email_queue_url),
+    )
+
+
 # -- shipments -----------------------------------------------------------------------------------
 
 
@@ -209,15 +240,15 @@ def snapshots() -> SnapshotQueries:
 
 
 # What the API's routes depend on: built at init, so a container's first request finds them ready.
-API_PORTS = (repository, reviews, payments, payment_lists, shipments, shipment_lists, snapshots)
+API_PORTS = (repository, carts, reviews, payments, payment_lists, shipments, shipment_lists, snapshots)
 
 
 def reset() -> None:
     """Forget every port built (tests change the environment between tests)."""
     for factory in (
-        *(cursors, api_table, repository, reviews, stream_table, search_sync_queue, api_search_index),
+        *(cursors, api_table, repository, carts, reviews, stream_table, search_sync_queue, api_search_index),
         *(relay_ports, sweeper_ports),
         *(payments, payment_lists, payment_queue, payment_worker_ports, shipments, shipment_lists),
-        *(archiver, snapshot_job, snapshots, expiry_job),
+        *(archiver, snapshot_job, snapshots, email_ports, expiry_job),
     ):
         factory.cache_clear()

@@ -19,7 +19,7 @@ class Settings(BaseModel):
 
 class CursorSettings(Settings):
     # Locally and in tests the secret is given directly; in AWS the stack generates it in Secrets
-    # Manager and the function reads it once per container (see cursors.signing_key).
+    # Manager and the function reads it once per container (see cursors.signing_keys).
     cursor_secret: str | None = None
     cursor_secret_arn: str | None = None
 

@@ -4,6 +4,12 @@ A cursor is ``base64url(json) . base64url(hmac)``. The JSON holds the query's sc
 ``posts-by-user:U100``) and the engine position (DynamoDB's LastEvaluatedKey, or one per shard), so a
 cursor from another query or another user, or an edited one, is refused with 400 before any read.
 Written by hand because DynamoDB's own key is neither opaque nor tamper-proof.
+
+The key is a ring, so it can be rotated without breaking the cursors clients hold: new cursors are
+signed with the current key, and a cursor signed with any accepted key still decodes, until that key is
+retired (removed from the ring). The secret's value is either one plain key (a ring of one) or
+``{"current": "...", "accepted": ["...", ...]}``. Rotation takes three deploys so that no container
+ever meets a cursor signed with a key it does not know (docs/operations.md, "Rotating the cursor key").
 """
 
 import base64
@@ -11,18 +17,51 @@ import binascii
 import hashlib
 import hmac
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from shopfeed.platform import clients
 from shopfeed.platform.config import CursorSettings
 from shopfeed.platform.errors import InvalidCursor
 
+# A ring holds the key in use and the few coming in or going out; a decode tries each (one HMAC apiece).
+MAX_ACCEPTED_KEYS = 3
 
-def signing_key(config: CursorSettings) -> bytes:
+
+@dataclass(frozen=True)
+class KeyRing:
+    current: bytes
+    accepted: tuple[bytes, ...] = ()
+
+    @property
+    def verifying(self) -> tuple[bytes, ...]:
+        return (self.current, *self.accepted)
+
+
+def parse_key_ring(secret: str) -> KeyRing:
+    """A plain key, or the JSON ring ``{"current": ..., "accepted": [...]}``. Raises ValueError."""
+    if not secret.lstrip().startswith("{"):
+        return KeyRing(secret.encode())
+    try:
+        document = json.loads(secret)
+    except ValueError:
+        document = None
+    shape = 'a cursor key ring is {"current": "<key>", "accepted": ["<key>", ...]}'
+    if not isinstance(document, dict):
+        raise ValueError(shape)
+    current, accepted = document.get("current"), document.get("accepted", [])
+    if not (isinstance(current, str) and current and isinstance(accepted, list)):
+        raise ValueError(shape)
+    if not all(isinstance(key, str) and key for key in accepted) or len(accepted) > MAX_ACCEPTED_KEYS:
+        raise ValueError(f"a cursor key ring accepts at most {MAX_ACCEPTED_KEYS} other keys, each a string")
+    return KeyRing(current.encode(), tuple(key.encode() for key in accepted))
+
+
+def signing_keys(config: CursorSettings) -> KeyRing:
     if config.cursor_secret:
-        return config.cursor_secret.encode()
+        return parse_key_ring(config.cursor_secret)
     if config.cursor_secret_arn:
-        return clients.secret_string(config.cursor_secret_arn).encode()
+        return parse_key_ring(clients.secret_string(config.cursor_secret_arn))
     raise RuntimeError("configure CURSOR_SECRET or CURSOR_SECRET_ARN")
 
 
@@ -35,15 +74,16 @@ def _unb64(text: str) -> bytes:
 
 
 class CursorCodec:
-    def __init__(self, key: bytes) -> None:
-        self._key = key
+    def __init__(self, keys: KeyRing | bytes) -> None:
+        self._keys = keys if isinstance(keys, KeyRing) else KeyRing(keys)
 
-    def _sign(self, payload: bytes) -> bytes:
-        return hmac.new(self._key, payload, hashlib.sha256).digest()
+    @staticmethod
+    def _sign(key: bytes, payload: bytes) -> bytes:
+        return hmac.new(key, payload, hashlib.sha256).digest()
 
     def encode(self, scope: str, position: Any) -> str:
         payload = json.dumps({"s": scope, "p": position}, separators=(",", ":"), sort_keys=True).encode()
-        return f"{_b64(payload)}.{_b64(self._sign(payload))}"
+        return f"{_b64(payload)}.{_b64(self._sign(self._keys.current, payload))}"
 
     def decode(self, scope: str, cursor: str | None) -> Any:
         """The position stored in ``cursor``, or None for the first page. Raises InvalidCursor."""
@@ -51,8 +91,8 @@ class CursorCodec:
             return None
         try:
             body, signature = cursor.split(".")
-            payload = _unb64(body)
-            valid = hmac.compare_digest(_unb64(signature), self._sign(payload))
+            payload, claimed = _unb64(body), _unb64(signature)
+            valid = any(hmac.compare_digest(claimed, self._sign(key, payload)) for key in self._keys.verifying)
             document = json.loads(payload) if valid else None
         except (ValueError, binascii.Error, UnicodeDecodeError):
             raise InvalidCursor() from None

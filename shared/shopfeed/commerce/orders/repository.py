@@ -78,10 +78,13 @@ class CommerceRepository(CatalogRepository):
         event: OutboxEvent,
         request: IdempotentRequest,
         now: datetime,
+        also: Sequence[tuple[str, "TransactWriteItemTypeDef"]] = (),
     ) -> Created[Order]:
-        """One TransactWriteItems: header, lines, guarded stock decrements, outbox event, key record.
+        """One TransactWriteItems: header, lines, guarded stock decrements, outbox event, key record,
+        and the labelled items of ``also`` (a checkout empties the cart in it).
 
-        A retry with the same key is answered from the key record returned in CancellationReasons.
+        A retry with the same key is answered from the key record returned in CancellationReasons; a
+        cancellation for none of the order's own reasons is raised as is, for the caller's labels.
         """
         transaction = Transaction()
         transaction.add("order", self._table.put_op(items.order_item(order), if_absent=True))
@@ -92,6 +95,8 @@ class CommerceRepository(CatalogRepository):
         transaction.add("event", self._table.put_op(items.outbox_item(event), if_absent=True))
         transaction.add(HISTORY, history_op(self._table, OrderMove.of(None, order, order.user_id, "placed")))
         transaction.add(_KEY, idempotency.record_put(self._table.name, request, ORDER_SNAPSHOT, order, now))
+        for label, op in also:
+            transaction.add(label, op)
         try:
             self._table.transact(transaction, busy="stock of the ordered products")
         except dynamo.TransactionCancelled as cancelled:
