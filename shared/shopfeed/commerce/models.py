@@ -307,8 +307,8 @@ class InventoryLevel(Model):
 # -- the cart (seed 001, AP 8) --------------------------------------------------------------------
 
 # Checkout writes, in one TransactWriteItems: the order header, per line an order line, a stock
-# decrement and a cart-line delete, the cart header, the outbox event and the key record: 3n + 4
-# items. 30 lines take 94 of DynamoDB's 100, leaving room for an item or two more in the placement.
+# decrement and a cart-line delete, the cart header, the outbox event, the order's first history item
+# and the key record: 3n + 5 items. 30 lines take 95 of DynamoDB's 100.
 MAX_CART_LINES: Final = 30
 MAX_CART_QUANTITY: Final = 100
 
