@@ -177,6 +177,26 @@ LOADS: tuple[Load, ...] = (
         (Use("PATCH /orders/{order_id}/shipments/{shipment_id}", "Shipped: the order moves too"),),
     ),
     Load(
+        "HISTORY",
+        "an order's status history",
+        _per_user(0.05),
+        (Use("GET /orders/{order_id}/history", "placed, paid, shipped"),),
+    ),
+    Load(
+        "worker",
+        "settle a refund (payment worker; paid cancellations)",
+        ORDERS_PER_DAY * 0.02,
+        (Use("PaymentWorkerFunction", "settle one refund: sandbox refunds, order Refunded"),),
+    ),
+    Load(
+        "job",
+        "the payment-window sweep (every minute, 4 shards)",
+        24 * 60,
+        (Use("OrderExpiryFunction", "a sweep, nothing due"),),
+        SCHEDULED_PEAK,
+        note="DynamoDB Local reports 0 for a Query that finds nothing; DynamoDB bills 0.5 RCU each (2 RCU a sweep)",
+    ),
+    Load(
         "–", "cancel an order before paying", ORDERS_PER_DAY * 0.03, (Use("POST /orders/{order_id}/cancel", "5 lines"),)
     ),
     Load(

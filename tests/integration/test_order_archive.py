@@ -14,7 +14,7 @@ from local.harness.apigw import sample
 from local.harness.client import ApiClient
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.archive import archiver as archive
-from shopfeed.commerce.models import Order
+from shopfeed.commerce.models import Order, OrderStatus
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import iso, utc_now
 from tests.support.archive import (
@@ -115,6 +115,7 @@ def test_a_run_moves_every_old_order_to_s3_by_month_and_leaves_none_hot(bucket: 
         "items": 500,
         "kept": 0,
         "paying": 0,
+        "unpaid": 0,
     }
 
     # and the round trips are two per order (its Query, its header's delete), a few per batch and run
@@ -278,6 +279,26 @@ def test_an_old_order_with_a_payment_or_refund_in_flight_stays_hot_until_it_sett
     run()
     assert hot_orders() == set()
     assert bucket.header_counts() == Counter({o.order_id: 1 for o in old})
+
+
+def test_an_old_unpaid_order_holding_stock_is_never_archived_until_it_leaves_placed(bucket: Bucket) -> None:
+    # given 10 old orders, two of them never paid (still Placed: their stock is held)
+    done = placed_over(1, 8)
+    unpaid = old_orders(2, days_ago(120), timedelta(hours=1), status=OrderStatus.PLACED)
+    seed(clients.dynamodb(), TABLE, done + unpaid)
+
+    # when
+    report = run()
+
+    # then the unpaid ones stay hot, in no object; the others are archived
+    assert (report["orders"], report["unpaid"]) == (8, 2)
+    assert hot_orders() == {o.order_id for o in unpaid}
+    assert bucket.header_counts() == Counter({o.order_id: 1 for o in done})
+
+    # and once one leaves Placed (the payment window expires it), the next run takes it
+    _change(unpaid[0].order_id)
+    assert run()["orders"] == 1
+    assert hot_orders() == {unpaid[1].order_id}
 
 
 @pytest.mark.parametrize("flag", [items.PAYMENT_PENDING, items.REFUND_PENDING])

@@ -9,17 +9,19 @@ from local.harness.builders import euros
 from shopfeed.commerce.models import MAX_ORDER_LINES, OrderLine, OrderStatus, ShipmentStatus
 from shopfeed.commerce.schemas import PlaceOrder
 
-Placed, Paid, Shipped, Delivered, Returned, Cancelled = (
+Placed, Paid, Shipped, Delivered, Returned, Cancelled, Expired = (
     OrderStatus.PLACED,
     OrderStatus.PAID,
     OrderStatus.SHIPPED,
     OrderStatus.DELIVERED,
     OrderStatus.RETURNED,
     OrderStatus.CANCELLED,
+    OrderStatus.EXPIRED,
 )
 ALLOWED = {
     (Placed, Paid),
     (Placed, Cancelled),
+    (Placed, Expired),
     (Paid, Shipped),
     (Paid, Cancelled),
     (Shipped, Delivered),
@@ -31,12 +33,13 @@ ALLOWED = {
 }
 
 # TransactWriteItems' hard limit, and what placing an order of n lines puts in it:
-# the header, n lines, n guarded stock decrements, the outbox event and the idempotency record.
+# the header, n lines, n guarded stock decrements, the outbox event, the history item and the
+# idempotency record.
 TRANSACTION_LIMIT = 100
 
 
 def items_written_by_an_order_of(lines: int) -> int:
-    return 1 + lines + lines + 1 + 1
+    return 1 + lines + lines + 1 + 1 + 1
 
 
 @pytest.mark.parametrize(("current", "target"), list(itertools.product(OrderStatus, repeat=2)))
@@ -44,9 +47,9 @@ def test_an_order_moves_only_along_the_state_machine(current: OrderStatus, targe
     assert current.can_become(target) is ((current, target) in ALLOWED)
 
 
-def test_returned_and_cancelled_orders_can_only_be_refunded_and_refunded_ones_are_final() -> None:
+def test_returned_and_cancelled_orders_can_only_be_refunded_refunded_and_expired_ones_are_final() -> None:
     assert [s for s in OrderStatus if Returned.can_become(s) or Cancelled.can_become(s)] == [OrderStatus.REFUNDED]
-    assert [s for s in OrderStatus if OrderStatus.REFUNDED.can_become(s)] == []
+    assert [s for s in OrderStatus if any(final.can_become(s) for final in (OrderStatus.REFUNDED, Expired))] == []
 
 
 SHIPMENT_ALLOWED = {

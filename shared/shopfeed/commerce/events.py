@@ -22,6 +22,7 @@ from shopfeed.platform.outbox import OutboxEvent
 SOURCE: Final = "shopfeed.commerce"
 ORDER_PLACED: Final = "OrderPlaced"
 ORDER_CANCELLED: Final = "OrderCancelled"
+ORDER_EXPIRED: Final = "OrderExpired"
 PAYMENT_AUTHORIZED: Final = "PaymentAuthorized"
 PAYMENT_DECLINED: Final = "PaymentDeclined"
 # The customer-email worker listens for PaymentRefunded by this exact detail-type.
@@ -67,6 +68,26 @@ def order_cancelled(order: Order, cancelled_by: str) -> OutboxEvent:
             "user_id": order.user_id,
             "cancelled_at": order.updated_at,
             "cancelled_by": cancelled_by,
+            "restocked": _lines(order),
+        },
+    )
+
+
+def order_expired(order: Order, window_minutes: int) -> OutboxEvent:
+    """The order was not paid within the payment window: it is Expired and its stock restored."""
+    return OutboxEvent(
+        event_id=new_id(),
+        event_type=ORDER_EXPIRED,
+        source=SOURCE,
+        aggregate_id=order.order_id,
+        occurred_at=order.updated_at,
+        detail={
+            "order_id": order.order_id,
+            "user_id": order.user_id,
+            "placed_at": order.placed_at,
+            "expired_at": order.updated_at,
+            "payment_window_minutes": window_minutes,
+            "total": order.total.model_dump(),
             "restocked": _lines(order),
         },
     )

@@ -36,13 +36,15 @@ Indexes (attribute names say which index they feed):
     ShipmentsByStatus   shipping_pk    = SHIPPING#<status>#<carrier>#<yyyy-mm>
                         shipping_sk    = <updated_at>#<shipment_id>
     OrdersByAge         by_age_pk      = AGE#<n>                        by_age_sk      = <placed_at>#<order_id>
+    UnpaidOrders        unpaid_pk      = UNPAID#<n>                     unpaid_sk      = <placed_at>#<order_id>
+                        (sparse: an order is listed while it is Placed, for the payment-window sweeper)
     Catalog             catalog_pk     = CATALOG                        catalog_sk     = <product_id>
 """
 
 from collections.abc import Mapping
 from typing import Any, Final
 
-from shopfeed.commerce.models import ReviewSummary
+from shopfeed.commerce.models import OrderStatus, ReviewSummary
 from shopfeed.platform import key_parts
 from shopfeed.platform.dynamo import IndexSpec
 from shopfeed.platform.key_parts import index_key, newest_first
@@ -463,7 +465,7 @@ def order_by_age(placed_at: str, order_id: str) -> Key:
 
 
 def placed_before(placed_at: str) -> str:
-    """The OrdersByAge sort-key bound below which every order was placed before ``placed_at``
+    """The OrdersByAge (and UnpaidOrders) sort-key bound below which every order was placed before ``placed_at``
     (ISO-8601 UTC, which sorts as text in time order)."""
     return placed_at
 
@@ -496,6 +498,36 @@ def snapshot_partition(day: str) -> str:
     return SNAPSHOT + day
 
 
+# -- the payment window ------------------------------------------------------------------------------
+
+UNPAID: Final = "UNPAID#"
+
+# Every order placed passes through the unpaid index (written Placed, removed by the move out of it), as
+# every order passes through OrdersByAge: sharded the same way, for the same reason.
+UNPAID_ORDER_SHARDS: Final = 4
+
+# Sparse and KEYS_ONLY: an order is listed while it is Placed, oldest placement first; every move out of
+# Placed (reindexed: it reads ``status``) takes it out. The sweeper reads the order itself, strongly.
+UNPAID_ORDERS: Final = IndexSpec(
+    "UnpaidOrders",
+    "unpaid_pk",
+    "unpaid_sk",
+    holds=("Order",),
+    reads=("status", "placed_at", "order_id"),
+    keys_of=lambda o: unpaid_order(o["placed_at"], o["order_id"]) if o["status"] == OrderStatus.PLACED else None,
+    projection=(),
+)
+
+
+def unpaid_partition(shard: int) -> str:
+    return f"{UNPAID}{shard}"
+
+
+def unpaid_order(placed_at: str, order_id: str) -> Key:
+    partition = unpaid_partition(key_parts.shard(order_id, UNPAID_ORDER_SHARDS))
+    return index_key(UNPAID_ORDERS, partition, newest_first(placed_at, order_id))
+
+
 # Every index of CommerceTable (template.yaml declares exactly these; a template test compares).
 INDEXES: Final = (
     PRODUCTS_BY_CATEGORY,
@@ -510,4 +542,5 @@ INDEXES: Final = (
     SHIPMENTS_BY_STATUS,
     ORDERS_BY_AGE,
     CATALOG_INDEX,
+    UNPAID_ORDERS,
 )

@@ -92,13 +92,15 @@ class OrderStatus(StrEnum):
     RETURNED = "Returned"
     CANCELLED = "Cancelled"
     REFUNDED = "Refunded"
+    # Not paid within the payment window: cancelled by the sweeper, its stock restored (decision 97).
+    EXPIRED = "Expired"
 
     def can_become(self, target: "OrderStatus") -> bool:
         return target in _TRANSITIONS[self]
 
 
 _TRANSITIONS: dict[OrderStatus, frozenset[OrderStatus]] = {
-    OrderStatus.PLACED: frozenset({OrderStatus.PAID, OrderStatus.CANCELLED}),
+    OrderStatus.PLACED: frozenset({OrderStatus.PAID, OrderStatus.CANCELLED, OrderStatus.EXPIRED}),
     OrderStatus.PAID: frozenset({OrderStatus.SHIPPED, OrderStatus.CANCELLED}),
     OrderStatus.SHIPPED: frozenset({OrderStatus.DELIVERED, OrderStatus.RETURNED}),
     OrderStatus.DELIVERED: frozenset({OrderStatus.RETURNED}),
@@ -106,6 +108,7 @@ _TRANSITIONS: dict[OrderStatus, frozenset[OrderStatus]] = {
     OrderStatus.RETURNED: frozenset({OrderStatus.REFUNDED}),
     OrderStatus.CANCELLED: frozenset({OrderStatus.REFUNDED}),
     OrderStatus.REFUNDED: frozenset(),
+    OrderStatus.EXPIRED: frozenset(),
 }
 
 
@@ -135,6 +138,7 @@ class Order(Model):
 # The actors of moves no person makes (the status history's ``by``): the payment worker settling an
 # attempt, the payment-window sweeper expiring an unpaid order.
 PAYMENTS_ACTOR: Final = "system:payments"
+EXPIRY_ACTOR: Final = "system:payment-window"
 
 
 class OrderMove(Model):
@@ -330,8 +334,8 @@ class InventoryLevel(Model):
 # -- the cart (seed 001, AP 8) --------------------------------------------------------------------
 
 # Checkout writes, in one TransactWriteItems: the order header, per line an order line, a stock
-# decrement and a cart-line delete, the cart header, the outbox event and the key record: 3n + 4
-# items. 30 lines take 94 of DynamoDB's 100, leaving room for an item or two more in the placement.
+# decrement and a cart-line delete, the cart header, the outbox event, the order's first history item
+# and the key record: 3n + 5 items. 30 lines take 95 of DynamoDB's 100.
 MAX_CART_LINES: Final = 30
 MAX_CART_QUANTITY: Final = 100
 

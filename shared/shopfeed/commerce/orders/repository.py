@@ -4,9 +4,12 @@ Returns domain models, never raw items; turns failed conditions and cancelled tr
 domain errors right here, reading the reasons by label; owns the pagination cursors of its lists.
 """
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Final
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Final
 
 from boto3.dynamodb.conditions import Attr
 
@@ -42,6 +45,11 @@ if TYPE_CHECKING:
 # Transaction labels: cancellation reasons are read by these, never by position.
 _KEY = "idempotency-key"
 HISTORY: Final = "history"
+_ORDER: Final = "order:"
+_EVENT: Final = "event:"
+
+# One index page per shard and Query: a KEYS_ONLY entry is ~100 bytes.
+UNPAID_PAGE: Final = 100
 
 # What a key record keeps of the value it created. Bump a version (with an upgrade of the older
 # JSON) when a model gains a required field; see platform.idempotency.Snapshot.
@@ -285,3 +293,113 @@ def _raise_stock_problems(lines: tuple[OrderLine, ...], cancelled: dynamo.Transa
         raise InsufficientStock(short)
     if repriced:
         raise PriceChanged(repriced)
+
+
+class Expiry(StrEnum):
+    """What became of one unpaid order the payment-window sweeper tried to expire."""
+
+    EXPIRED = "expired"
+    PAYING = "paying"  # a payment is in flight: never expired under it (a decline leaves it for the next sweep)
+    MOVED = "moved"  # it left Placed (paid, cancelled, expired by a rival sweep) or is gone
+    BUSY = "busy"  # its transaction kept meeting concurrent writes (an overlapping sweep): the next sweep
+
+
+@dataclass(frozen=True)
+class Expiring:
+    """One order as the sweep expires it: as read, as it will be, its event and its move."""
+
+    order: Order
+    expired: Order
+    event: OutboxEvent
+    move: OrderMove
+
+    @property
+    def items(self) -> int:
+        """The transaction items it takes (header, event, history, one per product it restocks)."""
+        return 3 + len(self.order.lines)
+
+
+class ExpiryRepository:
+    """CommerceTable as the payment-window sweeper sees it: the sparse UnpaidOrders index, the order
+    (strong), and the guarded expiry transaction."""
+
+    def __init__(self, table: dynamo.Table) -> None:
+        self._table = table
+
+    def placed_before(self, cutoff: str, shard: int) -> Iterator[tuple[str, str]]:
+        """``(placed_at, order_id)`` of the unpaid orders of one write shard placed before ``cutoff``
+        (ISO-8601 UTC), oldest first, an index page of ``UNPAID_PAGE`` at a time (eventual: some may
+        have moved since)."""
+        index = keys.UNPAID_ORDERS
+        start: Mapping[str, Any] | None = None
+        while True:
+            response = self._table.query(
+                index,
+                keys.unpaid_partition(shard),
+                where=lambda sk: sk.lt(keys.placed_before(cutoff)),
+                limit=UNPAID_PAGE,
+                start=start,
+            )
+            for raw in response["Items"]:
+                yield keys.placement_of(raw[index.sort_key]["S"])
+            start = response.get("LastEvaluatedKey")
+            if not start:
+                return
+
+    def get_order(self, order_id: str) -> Order | None:
+        return read_order(self._table, order_id)
+
+    def expire(self, expiring: Sequence[Expiring]) -> dict[str, Expiry]:
+        """Expire several orders in one TransactWriteItems (``expiring_items`` of them fit): each order
+        Expired if it is still Placed at the version read with no payment in flight, its event, its
+        history item, and every product's restock summed. An order whose guard fails is left out and
+        the rest sent again, so one paid meanwhile costs its neighbours one more round trip, never
+        their expiry. Answers what became of each order."""
+        outcome: dict[str, Expiry] = {}
+        pending = list(expiring)
+        while pending:
+            try:
+                self._table.transact(self._expiry(pending), busy=f"{len(pending)} orders expiring")
+            except dynamo.TransactionCancelled as error:
+                refused = {
+                    e.order.order_id: error.reason(_ORDER + e.order.order_id)
+                    for e in pending
+                    if error.reason(_ORDER + e.order.order_id).failed_condition
+                }
+                if not refused:
+                    raise
+                for order_id, current in refused.items():
+                    paying = current.item is not None and items.PAYMENT_PENDING in current.item
+                    outcome[order_id] = Expiry.PAYING if paying else Expiry.MOVED
+                pending = [e for e in pending if e.order.order_id not in refused]
+                continue
+            outcome.update(dict.fromkeys((e.order.order_id for e in pending), Expiry.EXPIRED))
+            pending = []
+        return outcome
+
+    def _expiry(self, expiring: Sequence[Expiring]) -> Transaction:
+        # The same guard as a cancel: the version read, still Placed, and no payment in flight (an
+        # approval must never land on an expired order, nor an expiry on a paid one).
+        transaction = Transaction()
+        restock: Counter[str] = Counter()
+        for e in expiring:
+            order, expired = e.order, e.expired
+            change = {"status": expired.status.value, "version": expired.version, "updated_at": expired.updated_at}
+            moved = dynamo.reindexed(keys.INDEXES, items.order_item(expired), Update(set=change))
+            guard = (
+                Attr("version").eq(order.version)
+                & Attr("status").eq(OrderStatus.PLACED.value)
+                & Attr(items.PAYMENT_PENDING).not_exists()
+            )
+            key = keys.order(order.order_id)
+            transaction.add(
+                _ORDER + order.order_id, self._table.update_op(key, moved, condition=guard, return_old_on_failure=True)
+            )
+            transaction.add(_EVENT + order.order_id, self._table.put_op(items.outbox_item(e.event), if_absent=True))
+            transaction.add(HISTORY + ":" + order.order_id, history_op(self._table, e.move))
+            restock.update({line.product_id: line.quantity for line in order.lines})
+        # One item may appear once in a transaction: the orders' units of a product are added together.
+        for product_id, quantity in restock.items():
+            restocked = Update(add={"available": quantity})
+            transaction.add(_STOCK + product_id, self._table.update_op(keys.product(product_id), restocked))
+        return transaction
