@@ -10,6 +10,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
+from local.harness import builders
 from shopfeed.commerce import events
 from shopfeed.commerce.emails.notices import (
     ORDER_EXPIRED,
@@ -21,6 +22,10 @@ from shopfeed.commerce.emails.notices import (
     template_for,
 )
 from shopfeed.commerce.emails.sender import EmailRejected, EmailUnavailable, SesSender
+from shopfeed.commerce.models import OrderStatus, PaymentAttempt, PaymentStatus, Refund, RefundStatus
+from shopfeed.platform.outbox import OutboxEvent
+from shopfeed.platform.publisher import envelope
+from shopfeed.platform.types import Money
 
 SAMPLE = Path(__file__).resolve().parents[2] / "events" / "sqs" / "order_email_event.json"
 
@@ -191,3 +196,41 @@ def test_the_adapter_tells_a_send_to_retry_from_one_never_to_retry(
         stub.add_client_error("send_email", service_error_code=code, http_status_code=status)
         with pytest.raises(raised, match=code):
             sender.send("ada@example.com", "Hi", "Body", "E1")
+
+
+def test_the_refund_and_the_expiry_events_the_order_lifecycle_publishes_render_their_emails() -> None:
+    # given the events exactly as the payment worker and the payment-window sweep write them
+    placed = builders.order([("P-RED-TSHIRT", 2, Money(amount=1999, currency="EUR"))])
+    expired = events.order_expired(placed.model_copy(update={"status": OrderStatus.EXPIRED}), 30)
+    refund = Refund(
+        refund_id="R1",
+        status=RefundStatus.REFUNDED,
+        amount=placed.total,
+        reason=OrderStatus.CANCELLED,
+        requested_at=placed.placed_at,
+        updated_at=placed.placed_at,
+        provider_reference="sbr_1",
+    )
+    attempt = PaymentAttempt(
+        attempt_id="A1",
+        order_id=placed.order_id,
+        user_id=placed.user_id,
+        status=PaymentStatus.AUTHORIZED,
+        amount=placed.total,
+        created_at=placed.placed_at,
+        updated_at=placed.placed_at,
+        refund=refund,
+    )
+    refunded = events.refund_settled(attempt, refund)
+
+    # when each reaches the email queue as EventBridge delivers it
+    def emailed(event: OutboxEvent) -> str:
+        body = {"detail-type": event.event_type, "source": event.source, "detail": envelope(event)}
+        read = notice_from(json.dumps(body))
+        template = template_for(read)
+        assert template is not None, event.event_type
+        return template.render(read).text
+
+    # then both are told, with what they are about
+    assert f"We refunded 39.98 EUR for order {placed.order_id}." in emailed(refunded)
+    assert f"Order {placed.order_id} was not paid in time" in emailed(expired)

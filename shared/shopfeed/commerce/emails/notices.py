@@ -2,9 +2,7 @@
 queue (EventBridge → SQS: the message body is the whole event), and the template of each.
 
 The stable id is ``detail.metadata.event_id`` (the outbox event's id, the same on every delivery and every
-re-drive); EventBridge's own ``id`` changes when the outbox publishes an event again. Refunds and expiry
-come from other parts of the order lifecycle as ``PaymentRefunded`` and ``OrderExpired``, with at least
-``order_id`` and ``user_id`` in ``detail.data`` (and ``amount`` for a refund).
+re-drive); EventBridge's own ``id`` changes when the outbox publishes an event again.
 """
 
 import json
@@ -18,8 +16,8 @@ from pydantic import Field
 from shopfeed.commerce import events
 from shopfeed.platform.models import Model
 
-PAYMENT_REFUNDED: Final = "PaymentRefunded"
-ORDER_EXPIRED: Final = "OrderExpired"
+PAYMENT_REFUNDED: Final = events.PAYMENT_REFUNDED
+ORDER_EXPIRED: Final = events.ORDER_EXPIRED
 SHIPPED: Final = "Shipped"
 
 
