@@ -125,6 +125,21 @@ def test_an_address_verified_by_another_account_is_kept_unverified(commerce_api:
     assert [i["user_id"] for i in items if i["entity_type"] == "EmailGuard"] == ["U-OTHER"]
 
 
+def test_a_handle_and_an_address_both_taken_fall_back_together(commerce_api: ApiClient) -> None:
+    # given another account holds both the asked handle and the verified address
+    other = commerce_api.as_user("U-OTHER", verified_email="ada@example.com")
+    assert other.post("/users", {"name": "Other", "handle": "ada_l"}).status == 201
+
+    # when the sign-up is confirmed
+    confirm(confirmation())
+
+    # then the user is registered with the default handle and an address that claims nothing
+    me = commerce_api.as_user(SUB).get("/users/me")
+    assert (me.status, me.json["handle"]) == (200, default_handle(SUB))
+    guards = [i for i in table_items("CommerceTable") + table_items("FeedTable") if "Guard" in str(i["entity_type"])]
+    assert sorted(str(i["entity_type"]) for i in guards) == ["EmailGuard", "HandleGuard", "HandleGuard"]
+
+
 @pytest.mark.parametrize(
     ("attributes", "name", "handle"),
     [

@@ -2,6 +2,7 @@
 objects under the keys Firehose writes (local/firehose.py). The delivery stream is driven one
 ``pump()`` at a time on a clock the test moves, so nothing sleeps."""
 
+import dataclasses
 import gzip
 import json
 from datetime import UTC, datetime, timedelta
@@ -194,3 +195,28 @@ def test_a_record_without_partition_keys_lands_under_the_error_prefix(
     (record,) = objects(engines)[key]
     assert record["errorCode"] == "DynamicPartitioning.MetadataExtractionFailed"
     assert stream.stats.records_failed == 1
+
+
+def test_a_full_buffer_is_written_at_once_and_a_stopping_stream_writes_what_it_holds(
+    engines: Engines, stream: DeliveryStream, clock: Clock
+) -> None:
+    # given a stream whose size hint one record fills
+    full = DeliveryStream(dataclasses.replace(stream.spec, size_bytes=1), stream.sqs, stream.s3, BUFFER_S, clock=clock)
+    publish(engines, ("shopfeed.commerce", "OrderPlaced", "2026-11-26T10:00:00+00:00"))
+
+    # when it takes the record in, long before its buffer time
+    assert full.pump(wait_s=0) == 1
+
+    # then the object is written at once
+    assert len(objects(engines)) == 1
+
+    # and given a record buffered in the regular stream, when the stack stops it
+    publish(engines, ("shopfeed.commerce", "OrderCancelled", "2026-11-26T11:00:00+00:00"))
+    stream.pump(wait_s=0)
+    assert in_queue(stream) == 1
+    stream.stop.set()
+    stream.run()
+
+    # then it writes what it holds before it returns
+    assert in_queue(stream) == 0
+    assert any(key.startswith("events/type=OrderCancelled/day=2026-11-26/") for key in objects(engines))
