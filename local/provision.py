@@ -95,9 +95,9 @@ def provision(
     for name, resource in resources.items():
         _predict(done, name, resource["Type"])
     creators = _Creators(engines, done, state_dir, resources)
-    order = TopologicalSorter(
-        {name: cfn.references(r.get("Properties", {})) & resources.keys() for name, r in resources.items()}
-    )
+    # Ordered by what each created resource reads: a deployment-only property may point back at its
+    # referrer (a function's DeploymentPreference names the alarms on its own versions).
+    order = TopologicalSorter({name: _reads(r) & resources.keys() for name, r in resources.items()})
     for name in order.static_order():
         kind = resources[name]["Type"]
         create = creators.for_type(kind)
@@ -126,6 +126,20 @@ _PROPERTIES = {
 
 
 _TARGET_PROPERTIES = ("Id", "Arn", "Input", "InputPath", "InputTransformer", "SqsParameters")
+
+
+def _reads(resource: Mapping[str, Any]) -> set[str]:
+    """The resources whose values a created resource's properties need (none for what is not created)."""
+    properties = resource.get("Properties") or {}
+    read = {key: properties[key] for key in _PROPERTIES.get(resource["Type"], ()) if key in properties}
+    # Read below the top level: a rule's targets (after the queues and delivery streams they name) and
+    # a delivery stream's destination (after its bucket), not their roles.
+    if resource["Type"] == "AWS::Events::Rule":
+        read["Targets"] = [{k: t[k] for k in _TARGET_PROPERTIES if k in t} for t in properties.get("Targets") or ()]
+    elif resource["Type"] == "AWS::KinesisFirehose::DeliveryStream":
+        destination = properties.get("ExtendedS3DestinationConfiguration") or {}
+        read["Destination"] = {k: destination[k] for k in firehose.DESTINATION_PROPERTIES if k in destination}
+    return cfn.references(read)
 
 
 def _predict(done: Provisioned, name: str, kind: str) -> None:

@@ -5,7 +5,9 @@ pollers), ``/__local/openapi.json`` and ``/__local/docs`` (Swagger UI), the loca
 documents, ``POST /__local/schedules/<FunctionLogicalId>`` (run a scheduled function now) and
 ``GET /__local/queues/<QueueLogicalId>`` (peek at a queue, so curl can show where events land) and
 ``GET /__local/buckets/<BucketLogicalId>[/<key>]`` (a bucket's objects, or one object's bytes: the moto
-server refuses unsigned object reads, so this is how curl shows what landed in S3).
+server refuses unsigned object reads, so this is how curl shows what landed in S3), and the email sink:
+``POST /__local/ses/v2/email/outbound-emails`` (SES's SendEmail, the functions' SES endpoint) and
+``GET /__local/mail`` (what was sent: to, subject, body, event id; see local/mail.py).
 Every other request goes to the API Gateway emulation. One log line per request.
 """
 
@@ -14,7 +16,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from local.auth import SigningKey, discovery_document
 from local.gateway import ApiGateway, HttpRequest, HttpResponse
+from local.mail import SEND_PATH, MailSink
 from local.schedules import Scheduler
 
 log = logging.getLogger("local.api")
@@ -78,6 +81,7 @@ class LocalPages:
     # (bucket logical id, key prefix) -> the objects' keys and sizes; (logical id, key) -> body, type
     list_bucket: Callable[[str, str], list[dict[str, Any]] | None] = lambda logical_id, prefix: None
     read_object: Callable[[str, str], tuple[bytes, str] | None] = lambda logical_id, key: None
+    mail: MailSink = field(default_factory=MailSink)
 
     def handle(self, request: HttpRequest) -> HttpResponse:
         path = urlsplit(request.target).path
@@ -108,8 +112,12 @@ class LocalPages:
                 return HttpResponse.json(200, {"queue": queue, "messages": messages})
             if route.startswith("/buckets/"):
                 return self._bucket(route.removeprefix("/buckets/"), parse_qs(urlsplit(request.target).query))
+            if route == "/mail":
+                return HttpResponse.json(200, {"messages": self.mail.listed()})
         if request.method == "POST" and route.startswith("/schedules/"):
             return self._run_schedule(route.removeprefix("/schedules/"))
+        if request.method == "POST" and route == SEND_PATH:
+            return self.mail.send_email(request)
         return HttpResponse.json(404, {"message": "Not Found"})
 
     def _bucket(self, path: str, query: dict[str, list[str]]) -> HttpResponse:

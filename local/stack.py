@@ -30,7 +30,7 @@ from local.lambdas import Function, FunctionInitError, FunctionSpec, FunctionWor
 from local.provision import Provisioned, function_environment, provision
 from local.queues import QueuePoller, QueueSettings, peek
 from local.schedules import Schedule, Scheduler
-from local.server import LocalPages, LocalServer
+from local.server import PREFIX, LocalPages, LocalServer
 from local.streams import SqsDestination, StreamPoller, StreamSettings
 
 log = logging.getLogger("local.stack")
@@ -193,6 +193,8 @@ def build(args: argparse.Namespace, running: engines.Engines, stop: threading.Ev
     parameters = {"JwtIssuer": issuer, "JwtAudience": AUDIENCE, **search, **dict(args.parameter)}
     provisioned = provision(template, running, args.state_dir, parameters)
     resolver = provisioned.resolver
+    # The functions' SES is the stack's email sink (GET /__local/mail lists what they sent).
+    running.ses_endpoint = f"http://127.0.0.1:{args.port}{PREFIX}/ses"
 
     faults = fault_settings(args)
     specs, unloaded = _function_specs(template, provisioned, running, faults)
@@ -427,6 +429,7 @@ def banner(stack: Stack, key: SigningKey, issuer: str, seeded: list[str], elapse
         f"  OpenAPI      {url}/__local/openapi.json",
         f"  Swagger UI   {url}/__local/docs",
         f"  Stack        {url}/__local/stack",
+        f"  Mail         {url}/__local/mail  (what the functions sent through SES)",
         f"  DynamoDB     {stack.engines.dynamodb_engine} at {stack.engines.dynamodb_endpoint}",
         f"  AWS (moto)   {stack.engines.aws_endpoint}  (EventBridge, SQS, S3)",
         f"  Search       {stack.engines.search_endpoint or 'not running'}",
@@ -471,8 +474,11 @@ def banner(stack: Stack, key: SigningKey, issuer: str, seeded: list[str], elapse
         f"       -H 'content-type: application/json' -d '{json.dumps({'lines': [line]}, separators=(',', ':'))}'",
     ]
     rules = cfn.resources("AWS::Events::Rule").values()
-    for queue in sorted(set(queues) & cfn.references([r["Properties"].get("Targets") for r in rules])):
+    # Queues a rule fills and no function reads (peeking at a worker's queue would take its messages).
+    read = {poller.source for poller in stack.pollers}
+    for queue in sorted(set(queues) & cfn.references([r["Properties"].get("Targets") for r in rules]) - read):
         lines.append(f"  curl -s {url}/__local/queues/{queue}   # the events a rule delivered there")
+    lines.append(f"  curl -s {url}/__local/mail   # the emails customers were sent")
     lines += ["", "Ctrl-C stops everything.", ""]
     return "\n".join(lines)
 

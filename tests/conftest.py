@@ -22,6 +22,7 @@ TEST_ENVIRONMENT = {
     "AWS_REGION": "us-east-1",
     "COMMERCE_TABLE_NAME": "CommerceTable",
     "FEED_TABLE_NAME": "FeedTable",
+    "MEDIA_BUCKET_NAME": "shopfeed-media",
     "PULL_AUTHORS_CACHE_SECONDS": "0",
     "EVENT_BUS_NAME": "shopfeed-dev",
     # The URL moto gives a queue named PaymentQueue (tests that enqueue create it).

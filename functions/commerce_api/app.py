@@ -1,5 +1,5 @@
 """Commerce HTTP API: users (both halves, shopfeed.accounts), catalog, stock, product search, reviews,
-orders, payments, shipments and inventory snapshots."""
+cart, orders, payments, shipments and inventory snapshots."""
 
 from typing import Any
 
@@ -9,12 +9,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from shopfeed.accounts import bootstrap as accounts
 from shopfeed.accounts import routes as users
 from shopfeed.commerce import bootstrap
-from shopfeed.commerce.routes import inventory, orders, payments, products, reviews, search, shipments
+from shopfeed.commerce.routes import cart, inventory, orders, payments, products, reviews, search, shipments
 from shopfeed.platform import warmup
 from shopfeed.platform.http import build_resolver
 from shopfeed.platform.observability import logger, metrics
 
-ROUTERS = (products, search, reviews, orders, payments, shipments, inventory)
+ROUTERS = (products, search, reviews, orders, cart, payments, shipments, inventory)
 app = build_resolver(users.router, *(module.router for module in ROUTERS))
 warmup.prime(*bootstrap.API_PORTS, accounts.accounts, resolver=app)
 

@@ -1,4 +1,5 @@
-"""Fanout worker: each FanoutQueue message is one page of a post's followers (see feed.home.fanout)."""
+"""Fanout worker: each FanoutQueue message is one page of a post's followers (see feed.home.fanout), or
+one follow or unfollow settled in the follower's feed (feed.home.backfill)."""
 
 from typing import Any
 

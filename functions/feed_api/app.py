@@ -1,4 +1,5 @@
-"""Feed HTTP API: posts, tags, follows, home feed, likes, comments, notifications, leaderboard, post search.
+"""Feed HTTP API: posts, media, tags, follows, home feed, likes, comments, notifications, leaderboard,
+post search.
 
 Routes live in shopfeed.feed.routes.
 """
@@ -9,13 +10,20 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shopfeed.feed import bootstrap
-from shopfeed.feed.routes import comments, follows, home, likes, notifications, posts, search
+from shopfeed.feed.routes import comments, follows, home, likes, media, notifications, posts, search
 from shopfeed.platform import warmup
 from shopfeed.platform.http import build_resolver
 from shopfeed.platform.observability import logger, metrics
 
 app = build_resolver(
-    posts.router, follows.router, home.router, likes.router, comments.router, notifications.router, search.router
+    posts.router,
+    follows.router,
+    home.router,
+    likes.router,
+    comments.router,
+    notifications.router,
+    search.router,
+    media.router,
 )
 warmup.prime(*bootstrap.API_PORTS, resolver=app)
 

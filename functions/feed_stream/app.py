@@ -16,7 +16,7 @@ from shopfeed.platform.observability import logger, metrics
 
 ROUTES: dict[str, streams.Route] = {
     items.POST: (on.fan_out, on.count_on_profiles, on.remove_engagement, on.sync_post_search, on.notify_mentioned),
-    items.FOLLOW: (on.count_on_profiles, on.notify, on.count_on_leaderboard),
+    items.FOLLOW: (on.count_on_profiles, on.notify, on.count_on_leaderboard, on.settle_follow),
     items.LIKE: (on.count_on_posts, on.notify),
     items.COMMENT: (on.count_on_posts, on.notify, on.notify_mentioned),
 }

@@ -4,10 +4,11 @@ its consumer as the template's event source mapping does: the counters end exact
 import pytest
 
 from local.harness.client import ApiClient
-from local.harness.fanout import counts
+from local.harness.fanout import FanoutLine, counts
 from local.harness.feed_seed import register_profiles
 from local.harness.feed_stream import deliver_all, feed_stream_poller
 from local.harness.race import Call, all_at_once
+from tests.conftest import reset_caches
 
 pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group(__name__)]
 
@@ -15,11 +16,14 @@ FOLLOWERS = [f"U{n:03d}" for n in range(1, 21)]
 
 
 @pytest.fixture
-def feed_api(tables: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> ApiClient:
+def feed_api(tables: dict[str, str], sqs_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> ApiClient:
     from functions.feed_api.app import lambda_handler
 
-    # Follows put no fanout task on the queue; the consumer's settings still name one.
-    monkeypatch.setenv("FANOUT_QUEUE_URL", "http://127.0.0.1:1/000000000000/FanoutQueue")
+    # Each follow queues its backfill on the fanout queue (SQS in a moto server; left undelivered here).
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SQS", sqs_endpoint)
+    reset_caches()
+    monkeypatch.setenv("FANOUT_QUEUE_URL", FanoutLine.create().url)
+    reset_caches()
     register_profiles("U100", *FOLLOWERS)
     return ApiClient(lambda_handler, sub="U100")
 

@@ -14,6 +14,7 @@ from shopfeed.feed import items, repository
 from shopfeed.feed.models import Delivery, PullAuthor
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.batch_writes import write_all
+from tests.support.expiry import reads_at
 
 pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group(__name__)]
 
@@ -25,6 +26,7 @@ def feed_api(tables: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> ApiClie
     from functions.feed_api.app import lambda_handler
 
     monkeypatch.setenv("CELEBRITY_FOLLOWER_THRESHOLD", str(THRESHOLD))
+    reads_at(monkeypatch, lambda: EARLIER + timedelta(days=1))  # the posts here are from EARLIER on
     register_profiles("U100", "U400", "U500", "U600")
     return ApiClient(lambda_handler, sub="U100")
 

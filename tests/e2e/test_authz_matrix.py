@@ -43,6 +43,10 @@ MATRIX: dict[str, tuple[int | str, ...]] = {
     "GET /orders/{order_id}":             (401,     404,       200,       404,       200),
     "GET /orders/{order_id}/lines":       (401,     404,       200,       404,       200),
     "GET /users/me/orders":               (401,     "own",     "own",     "own",     "own"),
+    "GET /users/me/cart":                 (401,     "own",     "own",     "own",     "own"),  # each reads their own
+    "PUT /users/me/cart/items/{product_id}": (401,  200,       200,       200,       200),  # each fills their own
+    "DELETE /users/me/cart/items/{product_id}": (401, 200,     200,       200,       200),  # each empties their own
+    "POST /users/me/cart/checkout":       (401,     201,       201,       201,       201),  # each checks out their own
     "GET /orders":                        (401,     403,       403,       403,       200),
     "POST /orders/{order_id}/cancel":     (401,     404,       200,       404,       200),
     "POST /orders/{order_id}/payments":   (401,     404,       202,       404,       403),  # the owner pays
@@ -55,6 +59,7 @@ MATRIX: dict[str, tuple[int | str, ...]] = {
     "GET /shipments":                     (401,     403,       403,       403,       200),
     "GET /feed":                          (401,     200,       200,       200,       200),  # each reads their own
     "POST /posts":                        (401,     201,       201,       201,       201),
+    "POST /media":                        (401,     200,       200,       200,       200),  # a form for my own uploads
     "GET /posts/{post_id}":               (401,     200,       200,       200,       200),
     "DELETE /posts/{post_id}":            (401,     403,       204,       403,       403),  # the author only
     "GET /tags/{tag}/posts":              (401,     200,       200,       200,       200),
@@ -93,6 +98,7 @@ IDENTITIES = {
 }
 OWNER = IDENTITIES["owner"][0]
 _NO_ONES = "01J00000000000000000000000"  # a notification id no role holds: marking it is 404 for each
+OWNERS_CART_PRODUCT = "P-MATRIX-OWNERS-CART"  # only the owner puts it in their cart
 
 
 def operations() -> list[str]:
@@ -177,6 +183,14 @@ class World:
         assert made.status_code == 201, made.text
         return str(made.headers["Location"])
 
+    def in_owners_cart(self) -> bool:
+        """Put a product only the owner's cart holds (each time a cell asks: a checkout empties it)."""
+        created = self.clients["admin"].post("/products", json=_product_body(OWNERS_CART_PRODUCT, available=10_000))
+        assert created.status_code in (201, 409), created.text
+        put = self.clients["owner"].put(f"/users/me/cart/items/{OWNERS_CART_PRODUCT}", json={"quantity": 1})
+        assert put.status_code == 200, put.text
+        return True
+
     def etag(self, role: str, path: str) -> str:
         reader = self.clients["admin"] if path.startswith("/products") else self.clients[role]
         return str(reader.get(path).headers.get("ETag", '"1"'))
@@ -212,6 +226,14 @@ def _cell(world: World, operation: str, role: str) -> requests.Response:
         "GET /orders/{order_id}": lambda: client.get(f"/orders/{world.place()}"),
         "GET /orders/{order_id}/lines": lambda: client.get(f"/orders/{world.place()}/lines"),
         "GET /users/me/orders": lambda: client.get("/users/me/orders"),
+        "GET /users/me/cart": lambda: world.in_owners_cart() and client.get("/users/me/cart"),
+        "PUT /users/me/cart/items/{product_id}": lambda: client.put(
+            f"/users/me/cart/items/{product_id}", json={"quantity": 1}
+        ),
+        "DELETE /users/me/cart/items/{product_id}": lambda: (
+            world.in_owners_cart() and client.delete(f"/users/me/cart/items/{OWNERS_CART_PRODUCT}")
+        ),
+        "POST /users/me/cart/checkout": lambda: _check_out(client, product_id),
         "GET /orders": lambda: client.get("/orders", params={"status": "Placed"}),
         "POST /orders/{order_id}/cancel": lambda: client.post(f"/orders/{world.place()}/cancel"),
         "POST /orders/{order_id}/payments": lambda: _pay(client, world.place(), world.product["price"]),
@@ -226,6 +248,7 @@ def _cell(world: World, operation: str, role: str) -> requests.Response:
         "GET /shipments": lambda: client.get("/shipments", params={"status": "Shipped", "carrier": "dhl"}),
         "GET /feed": lambda: client.get("/feed"),
         "POST /posts": lambda: client.post("/posts", json={"text": f"{role} posts"}, headers=key),
+        "POST /media": lambda: client.post("/media", json={"content_type": "image/jpeg"}),
         "GET /posts/{post_id}": lambda: client.get(f"/posts/{world.publish()}"),
         "DELETE /posts/{post_id}": lambda: client.delete(f"/posts/{world.publish()}"),
         "GET /tags/{tag}/posts": lambda: client.get("/tags/matrix/posts"),
@@ -266,6 +289,12 @@ def _pay(client: Client, order_id: str, price: dict[str, Any]) -> requests.Respo
     return client.post(f"/orders/{order_id}/payments", json=body, headers={"Idempotency-Key": str(uuid.uuid4())})
 
 
+def _check_out(client: Client, product_id: str) -> requests.Response:
+    # Each role checks out a cart of their own; an anonymous caller is refused at the gateway anyway.
+    client.put(f"/users/me/cart/items/{product_id}", json={"quantity": 1})
+    return client.post("/users/me/cart/checkout", headers={"Idempotency-Key": str(uuid.uuid4())})
+
+
 def _ship(client: Client, path: str) -> requests.Response:
     # A new parcel is at version 1; only ops may move it.
     return client.request("PATCH", path, json={"status": "Shipped"}, headers={"If-Match": '"1"'})
@@ -291,6 +320,9 @@ def _outcome(role: str, answer: requests.Response, expected: int | str) -> int |
     if answer.status_code != 200 or isinstance(expected, int):
         return answer.status_code
     body = answer.json()
+    if expected == "own" and "lines" in body:  # a cart: only the owner's holds the owner's product
+        holds = OWNERS_CART_PRODUCT in [line["product_id"] for line in body["lines"]]
+        return "own" if holds == (role == "owner") else "someone else's rows"
     if expected == "own":
         mine = IDENTITIES[role][0]
         return "own" if all(item["user_id"] == mine for item in body["items"]) else "someone else's rows"
@@ -342,3 +374,22 @@ def test_no_one_but_the_owner_changed_the_owners_profile(world: World) -> None:
     owner = world.clients["owner"].get("/users/me").json()
     # then
     assert owner["name"] in ("owner", "owner edits")
+
+
+def test_no_one_else_reads_or_changes_the_owners_cart(world: World) -> None:
+    # given
+    world.in_owners_cart()
+    owner = world.clients["owner"]
+    before = owner.get("/users/me/cart")
+
+    # when every other role puts, removes and checks out the same product, each in their own cart
+    for role in ("other user", "admin", "ops"):
+        client = world.clients[role]
+        client.put(f"/users/me/cart/items/{OWNERS_CART_PRODUCT}", json={"quantity": 7})
+        assert _check_out(client, OWNERS_CART_PRODUCT).status_code == 201
+        client.delete(f"/users/me/cart/items/{OWNERS_CART_PRODUCT}")
+
+    # then
+    after = owner.get("/users/me/cart")
+    assert (after.json(), after.headers["ETag"]) == (before.json(), before.headers["ETag"])
+    assert [line["quantity"] for line in after.json()["lines"] if line["product_id"] == OWNERS_CART_PRODUCT] == [1]

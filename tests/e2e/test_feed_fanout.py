@@ -85,3 +85,25 @@ def test_a_post_reaches_a_followers_home_feed_and_leaves_it_when_deleted(local_s
     assert author.request("DELETE", f"/posts/{post_id}").status_code == 204
     assert eventually(lambda: entries_of(local_stack, follower_id), lambda entries: not entries) == []
     assert eventually(lambda: counts(local_stack, author_id), lambda c: c == (1, 0, 0)) == (1, 0, 0)
+
+
+def test_a_follow_brings_the_authors_recent_posts_and_an_unfollow_takes_them_out(local_stack: LocalStack) -> None:
+    # given an author with two posts (fanned out to nobody yet) and a reader who does not follow them
+    suffix = uuid.uuid4().hex[:6].upper()
+    author, reader = users(local_stack, f"UA{suffix}", f"UR{suffix}")
+    author_id, reader_id = f"UA{suffix}", f"UR{suffix}"
+    posted = [
+        author.post("/posts", json={"text": f"Post {n}"}, headers={"Idempotency-Key": f"{suffix}-{n}"})
+        for n in range(2)
+    ]
+    assert [answer.status_code for answer in posted] == [201, 201]
+    newest_first = [answer.json()["post_id"] for answer in reversed(posted)]
+
+    # when the reader follows, then the stream, the fanout queue and the worker backfill both posts
+    assert reader.request("PUT", f"/users/{author_id}/followers/me").status_code == 201
+    assert eventually(lambda: feed_of(reader), lambda feed: feed == newest_first) == newest_first
+
+    # when the reader unfollows, then the entries leave the feed partition
+    assert reader.request("DELETE", f"/users/{author_id}/followers/me").status_code == 204
+    assert eventually(lambda: entries_of(local_stack, reader_id), lambda entries: not entries) == []
+    assert feed_of(reader) == []

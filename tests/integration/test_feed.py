@@ -2,6 +2,7 @@
 and DynamoDB round trips (FEED-002, 003, 004, 007, 008)."""
 
 import json
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -18,7 +19,9 @@ from shopfeed.feed.bootstrap import feed_store
 from shopfeed.feed.models import Post
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.cursors import CursorCodec
+from tests.conftest import reset_caches
 from tests.support.calls import dynamodb_calls
+from tests.support.expiry import reads_at
 
 THRESHOLD = 3
 
@@ -28,6 +31,7 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> SteppingClock:
     """Every post and follow a second after the one before: their order is known."""
     stepping = SteppingClock(EARLIER)
     monkeypatch.setattr("shopfeed.feed.services.utc_now", stepping)
+    reads_at(monkeypatch, lambda: stepping.now)
     return stepping
 
 
@@ -310,6 +314,22 @@ def test_a_deleted_post_leaves_the_feed_even_before_its_entries_are_removed(feed
     feed_api.as_user("U400").delete(f"/posts/{deleted['post_id']}")
     # then
     assert [p["post_id"] for p in every_item(feed_api, "/feed")] == [kept["post_id"]]
+
+
+def test_entries_and_celebrities_past_their_ttl_leave_the_feed_before_ttl_deletes_them(
+    feed_api: ApiClient, celebrity: str, clock: SteppingClock
+) -> None:
+    # given a fanned-out post and a celebrity's pulled post in my feed
+    follow(feed_api, "U400")
+    publish(feed_api.as_user("U400"), "fanned out")
+    publish(feed_api.as_user(celebrity), "pulled")
+    assert len(every_item(feed_api, "/feed")) == 2
+    # when the feed's retention has passed, but TTL has deleted nothing yet (a new container reads)
+    clock.now += items.FEED_RETENTION + timedelta(minutes=1)
+    reset_caches()
+    # then neither is in the feed: my entry and the celebrity's registry item are past their TTL
+    assert every_item(feed_api, "/feed") == []
+    assert {i["entity_type"] for i in feed_items()} >= {items.FEED_ENTRY, items.PULL_AUTHOR}
 
 
 @pytest.mark.parametrize("path", ["/feed", "/users/U100/posts", "/tags/aws/posts", "/users/U100/followers"])

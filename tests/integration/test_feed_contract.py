@@ -20,6 +20,7 @@ from shopfeed.feed.services import Feed
 from shopfeed.platform.errors import IdempotencyKeyReused, InvalidCursor, NotFound
 from shopfeed.platform.idempotency import Created, IdempotentRequest
 from shopfeed.platform.models import Page
+from tests.support.expiry import reads_at
 from tests.unit.feed_fakes import InMemoryFeed
 
 
@@ -37,6 +38,7 @@ def backend(request: pytest.FixtureRequest) -> Backend:
         fake = InMemoryFeed()
         return Backend(fake, fake.fan_out)
     request.getfixturevalue("aws")
+    reads_at(request.getfixturevalue("monkeypatch"), lambda: NOW)  # the feed's items were written around NOW
     real = feed_store()
 
     def fan_out(written: Post) -> None:

@@ -24,6 +24,7 @@ from shopfeed.platform.cursors import CursorCodec
 from tests.integration.outbox_support import CommerceStream, batch
 from tests.integration.test_feed_stream import FEED_STREAM, TABLE
 from tests.support.calls import dynamodb_calls
+from tests.support.expiry import reads_at
 
 ROUTED = (items.POST, items.FOLLOW, items.LIKE, items.COMMENT)
 
@@ -36,6 +37,8 @@ def feed(aws: None, monkeypatch: pytest.MonkeyPatch) -> CommerceStream:
     monkeypatch.setenv("FEED_TABLE_NAME", TABLE)
     monkeypatch.setenv("FANOUT_QUEUE_URL", line.url)
     put_profiles(TABLE, "U100", "U200", "U300")
+    # Notifications here are read in May 2026: they expire (TTL) 30 days after, long before today.
+    reads_at(monkeypatch, lambda: datetime(2026, 5, 3, tzinfo=UTC))
     stream = CommerceStream(TABLE)
     stream.read()
     return stream
@@ -264,6 +267,20 @@ def test_marking_all_read_is_one_query_and_one_transaction_per_hundred_notificat
     assert [n.read_at for n in listed if n.notification_id == earlier] == ["2026-05-01T12:00:00.000Z"]  # kept
     stored = table_items_of("U100")
     assert all(items.EXPIRES_AT in i and keys.UNREAD_BY_USER.partition_key not in i for i in stored)
+
+
+def test_a_read_notification_past_its_ttl_is_not_listed_though_ttl_has_not_deleted_it(
+    feed: CommerceStream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given two notifications, one read on May 1st (it expires 30 days later)
+    read, unread = unread_follow_notifications(2)
+    social().mark_read("U100", read, "2026-05-01T12:00:00.000Z")
+    assert len(all_notifications("U100")[0]) == 2
+    # when read after its expiry, before TTL deleted it
+    reads_at(monkeypatch, lambda: datetime(2026, 6, 1, tzinfo=UTC))
+    # then only the unread one is listed, though both are stored
+    assert [n.notification_id for page in all_notifications("U100") for n in page] == [unread]
+    assert len(table_items_of("U100")) == 2
 
 
 def test_marking_all_read_leaves_out_a_notification_gone_since_the_index_listed_it(feed: CommerceStream) -> None:

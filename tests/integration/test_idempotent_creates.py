@@ -1,10 +1,11 @@
 """Commerce's creates under the Idempotency-Key contract, and replays across a model change."""
 
 import zlib
+from typing import Any
 
 import pytest
 
-from local.harness.client import ApiClient
+from local.harness.client import Answer, ApiClient
 from local.harness.factories import create_product, line, order_body, product_body
 from local.harness.tables import table_items
 from shopfeed.commerce.models import Order
@@ -84,20 +85,49 @@ def test_a_replay_after_a_field_was_added_to_order_answers_the_same_201_body(
     assert retried.headers["Idempotent-Replayed"] == "true"
 
 
+def key_records() -> list[dict[str, Any]]:
+    return [item for item in table_items() if item["entity_type"] == idempotency.ENTITY_TYPE]
+
+
+def order_with_key(commerce_api: ApiClient, admin: ApiClient, key: str) -> tuple[Answer, dict[str, Any]]:
+    """An order of 2 of 5 shirts placed with ``key``, and its key record as stored."""
+    admin.post("/products", product_body("P-RED-TSHIRT", available=5))
+    first = commerce_api.post("/orders", order_body(line("P-RED-TSHIRT", 2)), headers={"Idempotency-Key": key})
+    [record] = key_records()
+    return first, record
+
+
 def test_a_replay_of_a_key_recorded_by_the_previous_release_answers_the_same_201_body(
     commerce_api: ApiClient, admin: ApiClient
 ) -> None:
     # given: an order whose key record has the previous release's shape (the response body, unversioned)
-    admin.post("/products", product_body("P-RED-TSHIRT", available=5))
-    key = {"Idempotency-Key": "recorded-before-snapshots"}
-    first = commerce_api.post("/orders", order_body(line("P-RED-TSHIRT", 2)), headers=key)
-    [record] = [item for item in table_items() if item["entity_type"] == idempotency.ENTITY_TYPE]
+    first, record = order_with_key(commerce_api, admin, "recorded-before-snapshots")
     legacy = {k: v for k, v in record.items() if k not in ("snapshot", "snapshot_version")}
     legacy |= {"response_status": 201, "response_body": zlib.decompress(record["snapshot"]).decode()}
     clients.dynamodb().put_item(TableName="CommerceTable", Item=dynamo.serialize(legacy))
     # when
+    key = {"Idempotency-Key": "recorded-before-snapshots"}
     retried = commerce_api.post("/orders", order_body(line("P-RED-TSHIRT", 2)), headers=key)
     # then
     assert retried.status == 201, retried.text
     assert retried.json == first.json
     assert retried.headers["Idempotent-Replayed"] == "true"
+
+
+def test_a_key_whose_record_is_past_its_retention_is_new_again_though_ttl_has_not_deleted_it(
+    commerce_api: ApiClient, admin: ApiClient
+) -> None:
+    # given an order placed with a key, whose record's retention has passed (TTL lags: still stored)
+    first, record = order_with_key(commerce_api, admin, "reused-next-month")
+    expired = record | {"expires_at": dynamo.now_epoch() - 1}
+    clients.dynamodb().put_item(TableName="CommerceTable", Item=dynamo.serialize(expired))
+    # when the key comes again
+    key = {"Idempotency-Key": "reused-next-month"}
+    again = commerce_api.post("/orders", order_body(line("P-RED-TSHIRT", 2)), headers=key)
+    # then it places a new order (the old record is replaced), as it would once TTL had deleted it
+    assert (first.status, again.status) == (201, 201), again.text
+    assert again.headers.get("Idempotent-Replayed") is None
+    assert again.json["order_id"] != first.json["order_id"]
+    assert stock_of(admin) == 1
+    [renewed] = key_records()
+    assert int(renewed["expires_at"]) > dynamo.now_epoch()

@@ -18,6 +18,7 @@ from shopfeed.platform.clock import epoch_seconds, iso
 from tests.support.archive import SNAPSHOT, ScheduledContext
 from tests.support.calls import dynamodb_calls
 from tests.support.catalog import catalog, put_items
+from tests.support.expiry import reads_at
 
 TABLE = "CommerceTable"
 NOON = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -129,6 +130,21 @@ def test_ops_read_a_days_snapshot_in_product_id_order_a_page_at_a_time(
         "taken_at": iso(NOON),
     }
     assert calls.counts() == {"Query": 3}
+
+
+def test_a_snapshot_past_its_ttl_is_not_listed_though_ttl_has_not_deleted_it(
+    aws: None, ops: ApiClient, at_noon: list[datetime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given the day's snapshot of 3 products
+    put_items(TABLE, catalog(3))
+    take()
+    [stored] = {item["expires_at"] for item in snapshot_items()}
+    # when read after its retention, before TTL deleted it
+    reads_at(monkeypatch, lambda: datetime.fromtimestamp(stored, UTC))
+    answer = ops.get("/inventory/snapshots", query={"date": DAY})
+    # then the day has no snapshot any more, though its items are still stored
+    assert (answer.status, answer.json["items"]) == (200, [])
+    assert len(snapshot_items()) == 3
 
 
 def test_a_day_without_a_snapshot_is_an_empty_list(aws: None, ops: ApiClient) -> None:

@@ -31,6 +31,7 @@ WRITES: list[Route] = [
     ("POST", f"/orders/{ORDER_ID}/shipments", {"carrier": "dhl"}, {}, idempotency_key()),
     ("PATCH", f"/orders/{ORDER_ID}/shipments/{ORDER_ID}", {"status": "Shipped"}, {}, if_match('"1"')),
     ("POST", "/posts", {"text": "hello", "tags": ["dynamodb"]}, {}, idempotency_key()),
+    ("POST", "/media", {"content_type": "image/png"}, {}, {}),
     ("DELETE", f"/posts/{ORDER_ID}", None, {}, {}),
     ("PUT", "/users/U100/followers/me", None, {}, {}),
     ("DELETE", "/users/U100/followers/me", None, {}, {}),
@@ -43,6 +44,9 @@ WRITES: list[Route] = [
     ("POST", "/products/P-RED-TSHIRT/reviews", {"rating": 5, "title": "Soft"}, {}, {}),
     ("PUT", "/products/P-RED-TSHIRT/reviews/me", {"rating": 4, "title": "Soft"}, {}, if_match('"1"')),
     ("DELETE", "/products/P-RED-TSHIRT/reviews/me", None, {}, {}),
+    ("PUT", "/users/me/cart/items/P-RED-TSHIRT", {"quantity": 2}, {}, {}),
+    ("DELETE", "/users/me/cart/items/P-RED-TSHIRT", None, {}, {}),
+    ("POST", "/users/me/cart/checkout", None, {}, idempotency_key()),
 ]
 
 # The reads are derived from docs/openapi.json: every GET operation, its path parameters and required

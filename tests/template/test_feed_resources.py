@@ -93,6 +93,7 @@ def test_feed_functions_may_touch_only_the_feed_table_and_their_queues(function:
         json.dumps(r, sort_keys=True)
         for r in (
             {"Fn::GetAtt": ["FeedTable", "Arn"]},
+            {"Fn::Sub": "${FeedTable.Arn}/index/PostsByAuthor"},
             {"Fn::GetAtt": ["FanoutQueue", "Arn"]},
             {"Fn::GetAtt": ["FeedStreamDLQ", "Arn"]},
             {"Fn::If": ["HasSearch", {"Fn::GetAtt": ["SearchSyncQueue", "Arn"]}, {"Ref": "AWS::NoValue"}]},
@@ -106,9 +107,18 @@ def test_feed_functions_may_touch_only_the_feed_table_and_their_queues(function:
         assert not {"dynamodb:Scan", "dynamodb:DeleteTable", "dynamodb:DeleteItem"} & set(actions), statement
 
 
-def test_the_fanout_worker_reads_followers_and_writes_entries_and_nothing_else() -> None:
-    (table, queue) = props("FanoutWorkerFunction")["Policies"][0]["Statement"]
-    assert sorted(table["Action"]) == ["dynamodb:BatchWriteItem", "dynamodb:GetItem", "dynamodb:Query"]
+def test_the_fanout_worker_reads_followers_and_posts_and_writes_entries_and_nothing_else() -> None:
+    (table, index, queue) = props("FanoutWorkerFunction")["Policies"][0]["Statement"]
+    assert sorted(table["Action"]) == [
+        "dynamodb:BatchGetItem",
+        "dynamodb:BatchWriteItem",
+        "dynamodb:GetItem",
+        "dynamodb:Query",
+    ]
+    assert (index["Action"], index["Resource"]) == (
+        "dynamodb:Query",
+        {"Fn::Sub": "${FeedTable.Arn}/index/PostsByAuthor"},
+    )
     assert queue["Action"] == "sqs:SendMessage"
 
 

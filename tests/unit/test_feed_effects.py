@@ -9,7 +9,7 @@ from shopfeed.platform.streams import handlers_of
 def test_each_record_type_has_its_effects() -> None:
     assert {entity_type: set(handlers_of(route)) for entity_type, route in ROUTES.items()} == {
         items.POST: {on.fan_out, on.count_on_profiles, on.remove_engagement, on.sync_post_search, on.notify_mentioned},
-        items.FOLLOW: {on.count_on_profiles, on.notify, on.count_on_leaderboard},
+        items.FOLLOW: {on.count_on_profiles, on.notify, on.count_on_leaderboard, on.settle_follow},
         items.LIKE: {on.count_on_posts, on.notify},
         items.COMMENT: {on.count_on_posts, on.notify, on.notify_mentioned},
     }

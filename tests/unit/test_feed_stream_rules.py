@@ -7,6 +7,7 @@ import pytest
 from local.harness import feed_builders
 from shopfeed.feed import items, keys
 from shopfeed.feed.follows.counters import counted_on_profiles
+from shopfeed.feed.home.backfill import FollowAction, FollowTask, follow_task
 from shopfeed.feed.home.fanout import FanoutAction, FanoutTask, fanout_task
 from shopfeed.feed.models import Delivery
 from shopfeed.platform.counters import Increment
@@ -78,3 +79,14 @@ def test_a_post_counts_on_its_authors_profile_whatever_its_delivery(kind: Change
         assert counted_on_profiles(change(kind, post_item(delivery))) == [
             Increment(keys.profile("U100"), items.POSTS_COUNT, sign)
         ]
+
+
+@pytest.mark.parametrize(
+    ("kind", "action"), [(ChangeKind.INSERT, FollowAction.BACKFILL), (ChangeKind.REMOVE, FollowAction.CLEANUP)]
+)
+def test_a_follow_written_or_removed_makes_its_feed_task(kind: ChangeKind, action: FollowAction) -> None:
+    assert follow_task(change(kind, follow_item())) == FollowTask(action=action, follower_id="U400", author_id="U100")
+
+
+def test_a_follow_modified_makes_no_feed_task() -> None:
+    assert follow_task(change(ChangeKind.MODIFY, follow_item())) is None

@@ -89,8 +89,9 @@ def test_keys_are_scoped_per_user() -> None:
 def test_the_key_record_is_written_only_if_the_key_is_new_and_expires_after_the_retention() -> None:
     # when
     put = idempotency.record_put("CommerceTable", request(), SNAPSHOT, CREATED, NOW)["Put"]
-    # then
-    assert put["ConditionExpression"] == "attribute_not_exists(PK)"
+    # then: new, or its old record past its retention (TTL may take days to delete it)
+    assert put["ConditionExpression"] == "attribute_not_exists(PK) OR #expires_at <= :now"
+    assert put["ExpressionAttributeValues"] == {":now": {"N": str(int(NOW.timestamp()))}}
     assert put["ReturnValuesOnConditionCheckFailure"] == "ALL_OLD"
     assert dynamo.deserialize(put["Item"])["expires_at"] == int((NOW + idempotency.RETENTION).timestamp())
 

@@ -10,6 +10,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from shopfeed.commerce import items
+from shopfeed.commerce.cart.repository import CartRepository
 from shopfeed.commerce.inventory.repository import SnapshotQueries, SnapshotRepository
 from shopfeed.commerce.inventory.snapshots import SnapshotPorts
 from shopfeed.commerce.orders.repository import CommerceRepository
@@ -24,6 +25,7 @@ from shopfeed.commerce.settings import (
     CommerceSweeperSettings,
     InventorySnapshotSettings,
     OrderArchiverSettings,
+    OrderEmailSettings,
     PaymentWorkerSettings,
 )
 from shopfeed.commerce.shipments.repository import ShipmentQueries, ShipmentRepository
@@ -38,6 +40,7 @@ from shopfeed.platform.search import sync as search_sync
 
 if TYPE_CHECKING:
     from shopfeed.commerce.archive.archiver import ArchivePorts
+    from shopfeed.commerce.emails.worker import EmailPorts
 
 
 @cache
@@ -56,6 +59,12 @@ def api_table() -> dynamo.Table:
 def repository() -> CommerceRepository:
     """CommerceTable for the API: the repository its routes depend on."""
     return CommerceRepository(api_table(), cursors())
+
+
+@cache
+def carts() -> CartRepository:
+    """Carts for the API; a checkout places its order through the orders' repository."""
+    return CartRepository(api_table(), repository())
 
 
 @cache
@@ -133,6 +142,28 @@ def payment_provider(name: str, table: dynamo.Table) -> PaymentProvider:
     raise ValueError(f"unknown payment provider {name!r}")
 
 
+# -- customer emails -----------------------------------------------------------------------------
+
+
+@cache
+def email_ports() -> "EmailPorts":
+    """The email worker's table (guards and customers), SES with the sender address, and its queue."""
+    # Imported here: the API functions import this module and never send an email.
+    from shopfeed.commerce.emails.notices import Notice
+    from shopfeed.commerce.emails.repository import EmailRepository
+    from shopfeed.commerce.emails.sender import SesSender
+    from shopfeed.commerce.emails.worker import EmailPorts
+
+    config = settings(OrderEmailSettings)
+    table = dynamo.Table(clients.dynamodb(), config.commerce_table_name)
+    return EmailPorts(
+        repository=EmailRepository(table, timedelta(seconds=config.email_claim_seconds)),
+        sender=SesSender(clients.sesv2(), config.email_sender),
+        # Only its retry_after is used: the rule puts the messages there, the worker holds failed ones back.
+        redelivery=SqsTaskQueue[Notice](clients.sqs(), config.email_queue_url),
+    )
+
+
 # -- shipments -----------------------------------------------------------------------------------
 
 
@@ -189,15 +220,15 @@ def snapshots() -> SnapshotQueries:
 
 
 # What the API's routes depend on: built at init, so a container's first request finds them ready.
-API_PORTS = (repository, reviews, payments, payment_lists, shipments, shipment_lists, snapshots)
+API_PORTS = (repository, carts, reviews, payments, payment_lists, shipments, shipment_lists, snapshots)
 
 
 def reset() -> None:
     """Forget every port built (tests change the environment between tests)."""
     for factory in (
-        *(cursors, api_table, repository, reviews, stream_table, search_sync_queue, api_search_index),
+        *(cursors, api_table, repository, carts, reviews, stream_table, search_sync_queue, api_search_index),
         *(relay_ports, sweeper_ports),
         *(payments, payment_lists, payment_queue, payment_worker_ports, shipments, shipment_lists),
-        *(archiver, snapshot_job, snapshots),
+        *(archiver, snapshot_job, snapshots, email_ports),
     ):
         factory.cache_clear()

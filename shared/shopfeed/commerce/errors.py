@@ -132,3 +132,26 @@ problems.register(PaymentInProgress, HTTPStatus.CONFLICT, "payment-in-progress",
 problems.register(OrderNotPayable, HTTPStatus.CONFLICT, "order-not-payable", "Order not payable")
 problems.register(PaymentAmountMismatch, HTTPStatus.CONFLICT, "payment-amount-mismatch", "Payment amount mismatch")
 problems.register(OrderNotShippable, HTTPStatus.CONFLICT, "order-not-shippable", "Order not shippable")
+
+
+# -- the cart ---------------------------------------------------------------------------------------
+
+
+class EmptyCart(DomainError):
+    def __init__(self) -> None:
+        super().__init__("Your cart is empty; there is nothing to check out.")
+
+
+class CartFull(DomainError):
+    """A cart holds at most ``max_lines`` products: its checkout must fit one transaction."""
+
+    def __init__(self, max_lines: int) -> None:
+        super().__init__(f"A cart holds at most {max_lines} products; remove one before adding another.")
+        self.max_lines = max_lines
+
+    def extensions(self) -> dict[str, object]:
+        return {"max_lines": self.max_lines}
+
+
+problems.register(EmptyCart, HTTPStatus.CONFLICT, "cart-empty", "Cart empty")
+problems.register(CartFull, HTTPStatus.CONFLICT, "cart-full", "Cart full")

@@ -10,6 +10,8 @@ from typing import Any, Final
 from shopfeed.commerce import keys
 from shopfeed.commerce.models import (
     ArchiveBatch,
+    Cart,
+    CartLine,
     Customer,
     InventoryLevel,
     Order,
@@ -36,6 +38,8 @@ PRODUCT: Final = "Product"
 ORDER: Final = "Order"
 ORDER_LINE: Final = "OrderLine"
 OUTBOX_EVENT: Final = "OutboxEvent"
+# The guard of an event's customer email (commerce.emails.repository).
+EMAIL_NOTICE: Final = "EmailNotice"
 
 Item = dict[str, Any]
 
@@ -234,3 +238,50 @@ def snapshot_item(day: str, level: InventoryLevel, expires_at: int) -> Item:
 
 def inventory_level_from(item: Item) -> InventoryLevel:
     return InventoryLevel.model_validate({k: item[k] for k in InventoryLevel.model_fields})
+
+
+# -- the cart (seed 001, AP 8) --------------------------------------------------------------------
+
+CART: Final = "Cart"
+CART_LINE: Final = "CartLine"
+
+
+def cart_header_change(cart: Cart) -> Update:
+    """The header as ``cart`` leaves it (its version is added by the caller's guarded update)."""
+    identity = {"entity_type": CART, "user_id": cart.user_id}
+    return Update(set={"updated_at": cart.updated_at, "expires_at": cart.expires_at}, set_if_absent=identity)
+
+
+def cart_line_item(user_id: str, line: CartLine) -> Item:
+    return {
+        **keys.cart_line(user_id, line.product_id),
+        "entity_type": CART_LINE,
+        "user_id": user_id,
+        **line.model_dump(),
+    }
+
+
+def cart_from(user_id: str, found: list[Item]) -> Cart:
+    """A cart from its Query: the header (SK ``CART``) and its lines, in product order."""
+    header = next((i for i in found if i["SK"] == keys.CART), None)
+    lines = tuple(
+        CartLine(
+            product_id=keys.parse_cart_product(i["SK"]),
+            quantity=int(i["quantity"]),
+            unit_price=_money(i["unit_price"]),
+            added_at=i["added_at"],
+            updated_at=i["updated_at"],
+            expires_at=int(i["expires_at"]),
+        )
+        for i in found
+        if i["SK"] != keys.CART
+    )
+    if header is None:
+        return Cart(user_id=user_id, lines=lines)
+    return Cart(
+        user_id=user_id,
+        version=int(header["version"]),
+        updated_at=header["updated_at"],
+        expires_at=int(header["expires_at"]),
+        lines=lines,
+    )

@@ -3,6 +3,8 @@
 Base table (PK / SK):
     USER#<user_id>          PROFILE                 customer profile (user ids escaped: platform.key_parts)
     USER#<user_id>          PURCHASE#<product_id>   the user paid for the product (paid_orders: how many orders)
+    USER#<user_id>          CART                    the user's cart: its version (ETag) and expiry (TTL)
+    USER#<user_id>          CART#<product_id>       a line of the cart (sorts after CART: one Query reads both)
     EMAIL#<email>           GUARD                   unique-email guard (points at the user)
     PRODUCT#<product_id>    META                    product, price and stock
     ORDER#<order_id>        META                    order header
@@ -16,6 +18,7 @@ Base table (PK / SK):
     ARCHIVE                 BATCH#<batch_id>        archive manifest: an S3 batch of orders in flight (ECOM-011)
     ARCHIVE                 LEASE                   the archive run holding the job (runs never overlap)
     SNAPSHOT#<yyyy-mm-dd>   <product_id>            a product's stock level on that day (TTL)
+    NOTICE#<event_id>       EMAIL                   the customer email of an integration event: claimed, sent (TTL)
 
 Indexes (attribute names say which index they feed):
     ProductsByCategory  by_category_pk = CATEGORY#<category>            by_category_sk = <product_id>
@@ -54,6 +57,8 @@ LINE: Final = "LINE#"
 STATUS: Final = "STATUS#"
 OUTBOX: Final = "OUTBOX#"
 EVENT: Final = "EVENT"
+NOTICE: Final = "NOTICE#"
+EMAIL_NOTICE: Final = "EMAIL"
 
 # Write sharding of hot index partitions. Changing a count strands items written under the old one,
 # so these are constants of the data model, not configuration.
@@ -131,8 +136,39 @@ def purchase(user_id: str, product_id: str) -> Key:
     return {"PK": _user_part(user_id), "SK": PURCHASE + product_id}
 
 
+# -- the cart (seed 001, AP 8) --------------------------------------------------------------------
+#
+# In the user's partition: the header and its lines share the prefix, so one strongly consistent
+# Query (begins_with CART) reads the whole cart.
+
+CART: Final = "CART"
+CART_LINE: Final = "CART#"
+
+
+def cart(user_id: str) -> Key:
+    return {"PK": _user_part(user_id), "SK": CART}
+
+
+def cart_line(user_id: str, product_id: str) -> Key:
+    return {"PK": _user_part(user_id), "SK": CART_LINE + product_id}
+
+
+def cart_partition(user_id: str) -> str:
+    return _user_part(user_id)
+
+
+def parse_cart_product(sk: str) -> str:
+    return key_parts.after_prefix(sk, CART_LINE, "a cart line")
+
+
 def email_guard(email: str) -> Key:
     return {"PK": EMAIL + email.lower(), "SK": GUARD}
+
+
+def email_notice(event_id: str) -> Key:
+    """The guard of the customer email an integration event causes: one per event id (its own partition,
+    so claims of different events never contend)."""
+    return {"PK": NOTICE + event_id, "SK": EMAIL_NOTICE}
 
 
 def product(product_id: str) -> Key:

@@ -262,3 +262,44 @@ class InventoryLevel(Model):
     product_id: ProductId
     available: int
     taken_at: str
+
+
+# -- the cart (seed 001, AP 8) --------------------------------------------------------------------
+
+# Checkout writes, in one TransactWriteItems: the order header, per line an order line, a stock
+# decrement and a cart-line delete, the cart header, the outbox event and the key record: 3n + 4
+# items. 30 lines take 94 of DynamoDB's 100, leaving room for an item or two more in the placement.
+MAX_CART_LINES: Final = 30
+MAX_CART_QUANTITY: Final = 100
+
+
+class CartLine(Model):
+    """One product in a cart, at the unit price the product had when the line was last put."""
+
+    product_id: ProductId
+    quantity: Annotated[int, Field(ge=1, le=MAX_CART_QUANTITY)]
+    unit_price: Money
+    added_at: str
+    updated_at: str
+    expires_at: int  # epoch seconds (TTL); never before the cart's own
+
+    @property
+    def line_total(self) -> Money:
+        return Money(amount=self.unit_price.amount * self.quantity, currency=self.unit_price.currency)
+
+
+class Cart(Model):
+    """A user's cart as stored: ``version`` 0 until its first change. Past ``expires_at`` it is
+    abandoned: it reads as empty (TTL deletes its items within days), its version goes on."""
+
+    user_id: UserId
+    version: Annotated[int, Field(ge=0)] = 0
+    updated_at: str | None = None
+    expires_at: int | None = None
+    lines: tuple[CartLine, ...] = ()
+
+    def expired(self, now: int) -> bool:
+        return self.expires_at is None or self.expires_at <= now
+
+    def line(self, product_id: str) -> CartLine | None:
+        return next((line for line in self.lines if line.product_id == product_id), None)

@@ -33,6 +33,17 @@ class PaymentWorkerSettings(Settings):
     payment_provider: Literal["sandbox"] = "sandbox"
 
 
+class OrderEmailSettings(Settings):
+    commerce_table_name: Annotated[str, Field(min_length=3)]
+    # The queue the worker reads, where it holds back the emails SES did not take.
+    email_queue_url: Annotated[str, Field(min_length=1)]
+    # The From address: an SES verified identity (the address, or its domain).
+    email_sender: Annotated[str, Field(min_length=3)]
+    # How long a claim on an event's email holds before another delivery may take it over: longer than
+    # the worker's Timeout (30 s), so a live claim is never taken from a worker still running.
+    email_claim_seconds: Annotated[int, Field(ge=31)] = 90
+
+
 # -- archive (ECOM-011) and inventory snapshots ------------------------------------------------------
 
 

@@ -9,9 +9,11 @@ platform's per-container factories); ``reset`` forgets it (tests switch environm
 from functools import cache
 
 from shopfeed.feed.engagement.repository import EngagementRepository
+from shopfeed.feed.home.backfill import FollowTask
 from shopfeed.feed.home.fanout import FanoutRepository, FanoutTask
+from shopfeed.feed.media.storage import S3Media
 from shopfeed.feed.repository import FeedRepository
-from shopfeed.feed.settings import FanoutSettings, FeedApiSettings, FeedSettings
+from shopfeed.feed.settings import FanoutSettings, FeedApiSettings, FeedSettings, MediaSettings
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.config import settings
 from shopfeed.platform.cursors import CursorCodec, signing_keys
@@ -60,6 +62,12 @@ def engagement_store() -> EngagementRepository:
     return EngagementRepository(table(), cursors())
 
 
+@cache
+def media_storage() -> S3Media:
+    """The media bucket: upload forms, the post-time checks and copies, download links."""
+    return S3Media(clients.s3(), settings(MediaSettings).media_bucket_name)
+
+
 def celebrity_threshold() -> int:
     threshold: int = settings(FeedApiSettings).celebrity_follower_threshold
     return threshold
@@ -69,8 +77,9 @@ def celebrity_threshold() -> int:
 
 
 @cache
-def fanout_queue() -> SqsTaskQueue[FanoutTask]:
-    """The fanout queue, as the stream consumer starts a post's fanout and the worker continues it."""
+def fanout_queue() -> SqsTaskQueue[FanoutTask | FollowTask]:
+    """The fanout queue, as the stream consumer starts a post's fanout (or a follow's backfill or
+    cleanup) and the worker continues it."""
     return SqsTaskQueue(clients.sqs(), settings(FanoutSettings).fanout_queue_url)
 
 
@@ -85,8 +94,13 @@ def fanout_page_size() -> int:
     return size
 
 
+def follow_backfill_posts() -> int:
+    posts: int = settings(FanoutSettings).follow_backfill_posts
+    return posts
+
+
 # What each function's first request needs: built at init (``platform.warmup``).
-API_PORTS = (feed_store, engagement_store, reader)
+API_PORTS = (feed_store, engagement_store, reader, media_storage)
 STREAM_PORTS = (table, fanout_queue, search_sync_queue)
 WORKER_PORTS = (fanout_store, fanout_queue)
 
@@ -101,6 +115,7 @@ def reset() -> None:
         reader,
         feed_store,
         engagement_store,
+        media_storage,
         fanout_queue,
         fanout_store,
     ):

@@ -10,12 +10,16 @@ Ports come from ``feed.bootstrap``, built once per container.
 """
 
 from collections.abc import Sequence
+from dataclasses import asdict
+from functools import cache
+
+from pydantic import TypeAdapter
 
 from shopfeed.feed import bootstrap, keys
 from shopfeed.feed.engagement import cleanup, mentions, notifications
 from shopfeed.feed.engagement.counters import counted_on_leaderboard, counted_on_posts, post_gone
 from shopfeed.feed.follows.counters import counted_on_profiles
-from shopfeed.feed.home import fanout
+from shopfeed.feed.home import backfill, fanout
 from shopfeed.feed.posts.search import POST_PROJECTION
 from shopfeed.platform import counters, queues, streams
 from shopfeed.platform.clock import utc_now
@@ -41,6 +45,18 @@ def fan_out(changes: Sequence[streams.ItemChange]) -> streams.Failures:
     """Posts written or removed → the first fanout task of each on the fanout queue (``home.fanout``)."""
     return queues.enqueue(
         changes, fanout.fanout_task, bootstrap.fanout_queue(), metric="FanoutTaskQueued", unqueued="post not fanned out"
+    )
+
+
+def settle_follow(changes: Sequence[streams.ItemChange]) -> streams.Failures:
+    """Follows written or removed → a task on the fanout queue that brings the followee's recent posts
+    into the follower's feed, or takes their entries out of it (``home.backfill``)."""
+    return queues.enqueue(
+        changes,
+        backfill.follow_task,
+        bootstrap.fanout_queue(),
+        metric="FollowFeedTaskQueued",
+        unqueued="follow not settled in the feed",
     )
 
 
@@ -92,11 +108,21 @@ def sync_post_search(changes: Sequence[streams.ItemChange]) -> streams.Failures:
     return search_sync.queue_writes(changes, POST_PROJECTION, bootstrap.search_sync_queue())
 
 
-def fan_out_page(body: str) -> fanout.PageReport:
-    """The worker's record handler: one queue message, one page. A malformed body raises (pydantic's
-    ValidationError): the message fails on its own and, after the queue's maxReceiveCount, reaches
-    the dead-letter queue. So does a page DynamoDB keeps refusing (UnprocessedWrites)."""
-    task = fanout.FanoutTask.model_validate_json(body)
+@cache
+def _fanout_tasks() -> TypeAdapter[fanout.FanoutTask | backfill.FollowTask]:
+    # Built on the first message, not at import (cold start). Both models forbid extra fields, so a
+    # body validates as exactly one of them.
+    return TypeAdapter(fanout.FanoutTask | backfill.FollowTask)
+
+
+def fan_out_page(body: str) -> fanout.PageReport | backfill.FollowReport:
+    """The worker's record handler: one queue message, one page of a post's followers or one follow
+    settled. A malformed body raises (pydantic's ValidationError): the message fails on its own and,
+    after the queue's maxReceiveCount, reaches the dead-letter queue. So does a page DynamoDB keeps
+    refusing (UnprocessedWrites), or edges that kept changing under a task (EdgesKeptChanging)."""
+    task = _fanout_tasks().validate_json(body)
+    if isinstance(task, backfill.FollowTask):
+        return _settle_follow(task)
     report = fanout.run_page(task, bootstrap.fanout_store(), bootstrap.fanout_queue(), bootstrap.fanout_page_size())
     logger.info(
         "fanout page done",
@@ -109,4 +135,12 @@ def fan_out_page(body: str) -> fanout.PageReport:
     )
     metrics.add_metric(name="FanoutEntriesWritten", unit="Count", value=report.written)
     metrics.add_metric(name="FanoutEntriesRemoved", unit="Count", value=report.removed)
+    return report
+
+
+def _settle_follow(task: backfill.FollowTask) -> backfill.FollowReport:
+    report = backfill.settle_follow(task, bootstrap.fanout_store(), bootstrap.follow_backfill_posts(), utc_now())
+    logger.info("follow settled in the feed", **task.model_dump(), **asdict(report))
+    metrics.add_metric(name="BackfillEntriesWritten", unit="Count", value=report.written)
+    metrics.add_metric(name="CleanupEntriesRemoved", unit="Count", value=report.removed)
     return report

@@ -21,7 +21,7 @@ from shopfeed.feed.models import (
     Profile,
     PullAuthor,
 )
-from shopfeed.platform.dynamo import indexed
+from shopfeed.platform.dynamo import TTL_ATTRIBUTE, indexed
 
 PROFILE: Final = "Profile"
 HANDLE_GUARD: Final = "HandleGuard"
@@ -40,7 +40,7 @@ COMMENTS_COUNT: Final = "comments_count"
 
 # TTL attribute of the table. Feed entries and the pull-author registry keep a post reachable from a
 # follower's home feed for this long after it was posted.
-EXPIRES_AT: Final = "expires_at"
+EXPIRES_AT: Final = TTL_ATTRIBUTE
 FEED_RETENTION: Final = timedelta(days=30)
 
 

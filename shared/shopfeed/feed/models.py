@@ -7,6 +7,7 @@ from typing import Annotated, Final
 
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints
 
+from shopfeed.feed.media import MediaRef
 from shopfeed.platform.models import Model
 from shopfeed.platform.types import UserId, Version
 
@@ -81,6 +82,8 @@ class Post(Model):
     tags: Tags = ()
     created_at: str
     delivery: Delivery
+    # The playbook's media_ref: kept objects of the media bucket, by id (shopfeed.feed.media).
+    media_ref: tuple[MediaRef, ...] = ()
     version: Version = 1
     likes_count: Count = 0
     comments_count: Count = 0

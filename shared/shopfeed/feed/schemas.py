@@ -4,6 +4,9 @@ from typing import Annotated, Final
 
 from pydantic import BeforeValidator, Field, StringConstraints, WithJsonSchema
 
+from shopfeed.feed.media import MAX_MEDIA_PER_POST, MediaType
+from shopfeed.feed.media.services import MediaLink, Upload
+from shopfeed.feed.media.storage import UploadForm
 from shopfeed.feed.models import (
     MAX_TAGS,
     TAG_PATTERN,
@@ -21,7 +24,7 @@ from shopfeed.feed.models import (
 )
 from shopfeed.platform.models import Request, View
 from shopfeed.platform.search import SearchHit
-from shopfeed.platform.types import MULTI_LINE
+from shopfeed.platform.types import MULTI_LINE, EntityId
 
 # A tag as a client may write it ("#DynamoDB"), stored normalised ("dynamodb").
 RequestTag = Annotated[str, BeforeValidator(lambda raw: normalise_tag(raw) if isinstance(raw, str) else raw)]
@@ -47,6 +50,10 @@ class CreatePost(Request):
         list[TagParam],
         Field(max_length=MAX_TAGS, description="Up to 10; '#DynamoDB' is stored as 'dynamodb', repeats once"),
     ] = []
+    media_ids: Annotated[
+        list[EntityId],
+        Field(max_length=MAX_MEDIA_PER_POST, description="Up to 4 distinct media ids of my uploads (POST /media)"),
+    ] = []
 
 
 class PostView(View):
@@ -57,10 +64,11 @@ class PostView(View):
     created_at: str
     likes_count: int
     comments_count: int
+    media: list[MediaLink] = Field(default=[], description="Download links, valid until each expires_at")
 
     @classmethod
-    def of(cls, post: Post) -> "PostView":
-        return cls.model_validate(post.model_dump(include=set(cls.model_fields)))
+    def of(cls, post: Post, media: list[MediaLink] | None = None) -> "PostView":
+        return cls.model_validate({**post.model_dump(include=set(cls.model_fields)), "media": media or []})
 
 
 class PostPage(View):
@@ -114,6 +122,28 @@ class ProfileView(View):
     @classmethod
     def of(cls, profile: Profile) -> "ProfileView":
         return cls.model_validate(profile.model_dump(include=set(cls.model_fields)))
+
+
+# -- media ----------------------------------------------------------------------------------------
+
+
+class CreateUpload(Request):
+    content_type: Annotated[MediaType, Field(description="The file's type; the form accepts this type only")]
+
+
+class UploadView(View):
+    """A presigned POST: send ``form.fields`` then the file (field ``file``) to ``form.url`` as
+    multipart/form-data before ``expires_at``; then name ``media_id`` in a post."""
+
+    media_id: str
+    content_type: MediaType
+    max_bytes: int
+    expires_at: str
+    form: UploadForm
+
+    @classmethod
+    def of(cls, upload: Upload) -> "UploadView":
+        return cls.model_validate(upload.model_dump())
 
 
 # -- likes, comments, notifications, leaderboard ----------------------------------------------------

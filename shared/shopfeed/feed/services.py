@@ -3,6 +3,8 @@
 from datetime import datetime
 from typing import Protocol
 
+from shopfeed.feed.media.services import keep_uploads
+from shopfeed.feed.media.storage import MediaStorage
 from shopfeed.feed.models import Delivery, Follow, Post, PostSummary, Profile
 from shopfeed.platform.clock import iso, new_id, utc_now
 from shopfeed.platform.errors import Forbidden, InvalidRequest, NotFound
@@ -53,11 +55,17 @@ def create_post(
     text: str,
     tags: tuple[str, ...],
     celebrity_threshold: int,
+    media_ids: tuple[str, ...] = (),
+    media: MediaStorage | None = None,
 ) -> Created[Post]:
-    """Write a post and its tag items; a retry with the same Idempotency-Key answers the first post."""
+    """Write a post and its tag items; a retry with the same Idempotency-Key answers the first post.
+    The uploads it names (``media_ids``, ``media`` their bucket) are checked and kept first."""
     author = store.get_profile(caller.user_id)
     if author is None:
         raise NotFound("user", caller.user_id)  # only a registered user has a profile to post from
+    if media_ids and media is None:
+        raise ValueError("media ids without the media bucket")  # a programming error
+    media_ref = keep_uploads(media, caller.user_id, media_ids) if media else ()
     moment = utc_now()
     post = Post(
         post_id=new_id(moment),
@@ -67,6 +75,7 @@ def create_post(
         tags=tags,
         created_at=iso(moment),
         delivery=delivery_for(author, celebrity_threshold),
+        media_ref=media_ref,
     )
     return store.add_post(post, request, moment)
 

@@ -20,6 +20,12 @@ class FeedApiSettings(FeedSettings, CursorSettings):
     pull_authors_cache_seconds: Annotated[float, Field(ge=0)] = 30
 
 
+class MediaSettings(Settings):
+    """The feed API's media bucket (``shopfeed.feed.media``), read when a route first needs it."""
+
+    media_bucket_name: Annotated[str, Field(min_length=3)]
+
+
 # Followers per fanout task: one Query page (a follow edge is ~300 bytes, far below the 1 MB page
 # limit) and 40 BatchWriteItem calls, a few seconds of work at most for one invocation.
 FANOUT_PAGE_SIZE: Final = 1000
@@ -30,3 +36,6 @@ class FanoutSettings(FeedSettings):
 
     fanout_queue_url: Annotated[str, Field(min_length=1)]
     fanout_page_size: Annotated[int, Field(ge=1, le=FANOUT_PAGE_SIZE)] = FANOUT_PAGE_SIZE
+    # A new follower's feed gets the followee's newest posts of the retention window, this many at most
+    # (0: none): one Query, one BatchGetItem of 100 keys at most, one or few BatchWriteItem calls.
+    follow_backfill_posts: Annotated[int, Field(ge=0, le=100)] = 20

@@ -34,7 +34,7 @@ message for the pollers to deliver again.
 
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import boto3
 from botocore.config import Config
@@ -122,7 +122,15 @@ def sqs() -> "SQSClient":
 
 @cache
 def s3() -> "S3Client":
-    return boto3.client("s3", config=_config())
+    # Signature V4 for presigned forms and links too (botocore still presigns with V2 in us-east-1,
+    # which S3 refuses for buckets created since 2020).
+    return boto3.client("s3", config=_config().merge(Config(signature_version="s3v4")))
+
+
+@cache
+def sesv2() -> Any:
+    # Typed Any: no mypy_boto3_sesv2 stubs are installed; SesSender declares the one call it makes.
+    return boto3.client("sesv2", config=_config())
 
 
 @cache
@@ -132,5 +140,5 @@ def secret_string(secret_arn: str) -> str:
 
 def reset() -> None:
     """Forget every client (tests switch endpoints between engines)."""
-    for factory in (dynamodb, eventbridge, sqs, s3, secret_string):
+    for factory in (dynamodb, eventbridge, sqs, s3, sesv2, secret_string):
         factory.cache_clear()

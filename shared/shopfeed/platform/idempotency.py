@@ -102,22 +102,40 @@ def record_put[M: BaseModel](
 ) -> "TransactWriteItemTypeDef":
     """The Put that records the key, with the created value, inside the business transaction."""
     item = {
-        "PK": f"{_PREFIX}{key_parts.escape(request.user_id)}#{request.key}",
-        "SK": _SORT,
+        **_record_key(request),
         "entity_type": ENTITY_TYPE,
         "fingerprint": request.fingerprint,
         **snapshot.attributes(value),
         "created_at": iso(now),
-        "expires_at": epoch_seconds(now + RETENTION),
+        dynamo.TTL_ATTRIBUTE: epoch_seconds(now + RETENTION),
     }
     return {
         "Put": {
             "TableName": table,
             "Item": dynamo.serialize(item),
-            "ConditionExpression": "attribute_not_exists(PK)",
+            # A record past its retention that TTL has not deleted yet is no record: the key is new again.
+            "ConditionExpression": "attribute_not_exists(PK) OR #expires_at <= :now",
+            "ExpressionAttributeNames": {"#expires_at": dynamo.TTL_ATTRIBUTE},
+            "ExpressionAttributeValues": {":now": {"N": str(epoch_seconds(now))}},
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
     }
+
+
+def _record_key(request: IdempotentRequest) -> dict[str, str]:
+    return {"PK": f"{_PREFIX}{key_parts.escape(request.user_id)}#{request.key}", "SK": _SORT}
+
+
+def recorded[M: BaseModel](table: dynamo.Table, request: IdempotentRequest, snapshot: Snapshot[M]) -> Created[M] | None:
+    """The first request's value if the key was used, read (one GetItem); None if the key is new.
+
+    For a create that can be refused before its transaction runs (a checkout finds the cart it
+    emptied empty): a retry must still answer what the key made, not the refusal."""
+    item = table.get(_record_key(request))
+    # A record past its retention that TTL has not deleted yet is no record, as for record_put's condition.
+    if item is None or int(item[dynamo.TTL_ATTRIBUTE]) <= dynamo.now_epoch():
+        return None
+    return replay(request, dynamo.Reason("ConditionalCheckFailed", item), snapshot)
 
 
 def replay[M: BaseModel](request: IdempotentRequest, reason: dynamo.Reason, snapshot: Snapshot[M]) -> Created[M] | None:

@@ -10,6 +10,9 @@ is so bounded whatever the sources' keys: the one sort key, and a hex digit per 
 Items compare by their source's sort key, so sources merged together must share its format, and a sort
 key must name one item across the merge (``<ISO time>#<id>`` does): an item found in two sources (a
 post both fanned out and pulled) is given once.
+
+Both leave out items past their TTL that DynamoDB has not deleted yet (``dynamo.expiry``): a page may
+hold fewer items than asked while more follow.
 """
 
 import json
@@ -101,7 +104,9 @@ def query_page(
     next_cursor = None
     if more and raw:
         next_cursor = codec.encode(scope, {name: raw[-1][name] for name in index.position_attributes})
-    return [dynamo.deserialize(item) for item in raw], next_cursor
+    # Items past their TTL are dropped after the cursor is placed: the next page still starts after them.
+    now = dynamo.now_epoch()
+    return [dynamo.deserialize(item) for item in raw if not dynamo.expired(item, now)], next_cursor
 
 
 @dataclass(frozen=True)
@@ -186,7 +191,8 @@ def merge(
     exhausted |= drained - {number for _, (number, _) in rest}
     more = bool(rest) or len(exhausted) < len(sources)
     next_position = {_WATERMARK: page[-1][0], _EXHAUSTED: _bits(exhausted)} if more and page else None
-    return [dynamo.deserialize(raw) for _, (_, raw) in page], next_position
+    now = dynamo.now_epoch()
+    return [dynamo.deserialize(raw) for _, (_, raw) in page if not dynamo.expired(raw, now)], next_position
 
 
 def _merge_position(position: Any, sources: int) -> tuple[str | None, set[int]]:

@@ -18,3 +18,12 @@ def expected_version(if_match: str | None) -> int:
         raise PreconditionRequired()
     match = _ETAG.match(if_match)
     return int(match.group(1)) if match else 0
+
+
+def optional_version(if_match: str | None) -> int | None:
+    """The version the client read where If-Match is optional: None without the header. Present but
+    no strong ETag (blank, weak, ``*``, garbage) → -1, which no version matches, 0 included (412)."""
+    if if_match is None:
+        return None
+    match = _ETAG.match(if_match)
+    return int(match.group(1)) if match else -1

@@ -4,6 +4,7 @@ Returns domain models, never raw items; turns failed conditions and cancelled tr
 domain errors right here, reading the reasons by label; owns the pagination cursors of its lists.
 """
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -59,10 +60,13 @@ class CommerceRepository(CatalogRepository):
         event: OutboxEvent,
         request: IdempotentRequest,
         now: datetime,
+        also: Sequence[tuple[str, "TransactWriteItemTypeDef"]] = (),
     ) -> Created[Order]:
-        """One TransactWriteItems: header, lines, guarded stock decrements, outbox event, key record.
+        """One TransactWriteItems: header, lines, guarded stock decrements, outbox event, key record,
+        and the labelled items of ``also`` (a checkout empties the cart in it).
 
-        A retry with the same key is answered from the key record returned in CancellationReasons.
+        A retry with the same key is answered from the key record returned in CancellationReasons; a
+        cancellation for none of the order's own reasons is raised as is, for the caller's labels.
         """
         transaction = Transaction()
         transaction.add("order", self._table.put_op(items.order_item(order), if_absent=True))
@@ -72,6 +76,8 @@ class CommerceRepository(CatalogRepository):
             transaction.add(_STOCK + line.product_id, self._decrement_stock(line))
         transaction.add("event", self._table.put_op(items.outbox_item(event), if_absent=True))
         transaction.add(_KEY, idempotency.record_put(self._table.name, request, ORDER_SNAPSHOT, order, now))
+        for label, op in also:
+            transaction.add(label, op)
         try:
             self._table.transact(transaction, busy="stock of the ordered products")
         except dynamo.TransactionCancelled as cancelled:

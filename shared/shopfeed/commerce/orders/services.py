@@ -1,6 +1,7 @@
 """Use cases of orders. No HTTP, no stream records: callers pass plain values in."""
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any, Protocol
 
 from shopfeed.commerce import events
@@ -43,6 +44,13 @@ def place_order(
     store: Commerce, caller: Caller, request: IdempotentRequest, lines: Sequence[tuple[str, int, Money]]
 ) -> Created[Order]:
     """Order ``(product_id, quantity, quoted unit price)`` lines; a retry answers the order the key placed."""
+    moment = utc_now()
+    order = new_order(caller, lines, moment)
+    return store.place_order(order, events.order_placed(order), request, moment)
+
+
+def new_order(caller: Caller, lines: Sequence[tuple[str, int, Money]], moment: datetime) -> Order:
+    """The order ``lines`` make, checked, as placing it writes it (a cart's checkout places one too)."""
     product_ids = [product_id for product_id, _, _ in lines]
     if len(set(product_ids)) != len(product_ids):
         # One transaction cannot touch the same product twice; merging silently could hide a client bug.
@@ -55,13 +63,12 @@ def place_order(
     if total > MAX_AMOUNT:
         raise InvalidRequest(f"The order total exceeds {MAX_AMOUNT} minor units.")
 
-    moment = utc_now()
     now = iso(moment)
     order_lines = tuple(
         OrderLine(line_no=n, product_id=product_id, quantity=quantity, unit_price=price)
         for n, (product_id, quantity, price) in enumerate(lines, start=1)
     )
-    order = Order(
+    return Order(
         order_id=new_id(moment),
         user_id=caller.user_id,
         status=OrderStatus.PLACED,
@@ -72,7 +79,6 @@ def place_order(
         version=1,
         lines=order_lines,
     )
-    return store.place_order(order, events.order_placed(order), request, moment)
 
 
 def _visible_order(store: Commerce, caller: Caller, order_id: str) -> Order:

@@ -15,13 +15,19 @@ What keeps it exact under at-least-once delivery:
   same queue) may already have passed these followers. So after writing, the page checks the post once
   more (strongly consistent) and removes what it wrote if it is gone. If the post was still there,
   the deletion came later, and its REMOVE tasks (which start after it) find these entries.
+- A follower who unfollows *while* a page is written: the unfollow's cleanup (``home.backfill``) may
+  already have passed this post. So after writing, the page reads the same range of edges again
+  (strongly consistent) and takes the entry back from whoever is gone (and gives it to whoever came
+  back), until a read after its last write agrees with what it wrote. An unfollow after that read
+  starts a cleanup that finds the entry. Both reads of the edges are strong: a follow written before
+  the first read is seen by it, one written after is followed by a backfill (``home.backfill``).
 """
 
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -71,6 +77,11 @@ class FanoutStore(Protocol):
         """One page of the author's followers (one Query) and where the next page starts."""
         ...
 
+    def followers_between(self, author_id: str, first: str, last: str) -> set[str]:
+        """The author's followers from ``first`` to ``last`` (in the page's order, both included) as
+        they are now, strongly consistent: a page's range read again."""
+        ...
+
     def post_exists(self, post_id: str) -> bool:
         """Whether the post is still there, strongly consistent."""
         ...
@@ -86,6 +97,19 @@ class FanoutStore(Protocol):
 
 TaskQueue = queues.TaskQueue[FanoutTask]
 """The fanout queue (``platform.queues``, or an in-memory fake)."""
+
+
+# How often a page (or a follow task) re-reads the edges after correcting its writes before it gives up
+# and fails its message (which comes back): each round needs the edge to change again meanwhile.
+SETTLE_ROUNDS: Final = 4
+
+
+class EdgesKeptChanging(Exception):
+    """The follow edges a task wrote for kept changing under it; its message fails and comes back."""
+
+    def __init__(self, author_id: str) -> None:
+        super().__init__(f"follow edges of {author_id} kept changing while their feed entries were written")
+        self.author_id = author_id
 
 
 @dataclass(frozen=True)
@@ -110,12 +134,29 @@ def run_page(task: FanoutTask, store: FanoutStore, queue: TaskQueue, page_size: 
         return PageReport(post_gone=True)
     page = store.followers(entry.author_id, task.page, page_size)
     store.add_entries(entry, page.followers)
+    written = _settle(entry, page.followers, store)
     if not store.post_exists(entry.post_id):
         # Deleted while this page was written: its REMOVE tasks may have passed these followers already.
         store.remove_entries(entry, page.followers)
         return PageReport(removed=len(page.followers), post_gone=True)
     _continue(task, page, queue)
-    return PageReport(written=len(page.followers), continued=page.next_page is not None)
+    return PageReport(written=len(written), continued=page.next_page is not None)
+
+
+def _settle(entry: FeedEntry, page: Sequence[str], store: FanoutStore) -> set[str]:
+    """Read the page's range of edges again after writing it, until a read agrees with what was
+    written: the entry taken back from followers who left meanwhile (their cleanup may have passed
+    this post already), given to those who came back. Answers the followers holding the entry."""
+    written = set(page)
+    for _ in range(SETTLE_ROUNDS):
+        following = store.followers_between(entry.author_id, page[0], page[-1]) & set(page) if page else set()
+        gone, back = written - following, following - written
+        if not gone and not back:
+            return written
+        store.remove_entries(entry, sorted(gone))
+        store.add_entries(entry, sorted(back))
+        written = following
+    raise EdgesKeptChanging(entry.author_id)
 
 
 def _continue(task: FanoutTask, page: FollowerPage, queue: TaskQueue) -> None:
@@ -143,8 +184,29 @@ class FanoutRepository:
             limit,
             page,
             where=lambda sk: sk.begins_with(keys.FOLLOWER),
+            # Strong: a follow written before this read must be in it (else only its backfill can bring
+            # the post, which reads an index: see home.backfill), and the page's second read must see
+            # an unfollow that happened before it.
+            consistent=True,
         )
         return FollowerPage([keys.parse_follower_id(str(edge["SK"])) for edge in edges], next_page)
+
+    def followers_between(self, author_id: str, first: str, last: str) -> set[str]:
+        low, high = keys.follow(author_id, first)["SK"], keys.follow(author_id, last)["SK"]
+        found: set[str] = set()
+        start: dict[str, Any] | None = None
+        while True:
+            response = self._table.query(
+                BASE_TABLE,
+                keys.user_partition(author_id),
+                where=lambda sk: sk.between(low, high),
+                start=start,
+                consistent=True,
+            )
+            found |= {keys.parse_follower_id(str(dynamo.deserialize(edge)["SK"])) for edge in response["Items"]}
+            if "LastEvaluatedKey" not in response:
+                return found
+            start = dict(response["LastEvaluatedKey"])
 
     def post_exists(self, post_id: str) -> bool:
         return self._table.get(keys.post(post_id), consistent=True) is not None
@@ -157,6 +219,48 @@ class FanoutRepository:
             [
                 {"DeleteRequest": {"Key": dynamo.serialize(keys.feed_entry(f, entry.created_at, entry.post_id))}}
                 for f in followers
+            ]
+        )
+
+    # -- follow backfill and unfollow cleanup (home.backfill) --
+
+    def is_following(self, author_id: str, follower_id: str) -> bool:
+        return self._table.get(keys.follow(author_id, follower_id), consistent=True) is not None
+
+    def posts_since(self, author_id: str, since: str, limit: int | None) -> list[FeedEntry]:
+        # The index is eventual (GSIs are): a post of the last moment may be missing (data model, decision 124).
+        found: list[FeedEntry] = []
+        start: dict[str, Any] | None = None
+        while limit is None or len(found) < limit:
+            response = self._table.query(
+                keys.POSTS_BY_AUTHOR,
+                keys.user_partition(author_id),
+                where=lambda sk: sk.gte(since),
+                forward=False,
+                limit=None if limit is None else limit - len(found),
+                start=start,
+            )
+            found += [items.feed_entry_from(dynamo.deserialize(raw)) for raw in response["Items"]]
+            if "LastEvaluatedKey" not in response:
+                break
+            start = dict(response["LastEvaluatedKey"])
+        return found
+
+    def fanned_out(self, entries: Sequence[FeedEntry]) -> list[FeedEntry]:
+        posts = self._table.get_many([keys.post(e.post_id) for e in entries], ("post_id", "delivery"), consistent=True)
+        fanned = {post["post_id"] for post in posts if post.get("delivery", Delivery.FANOUT) == Delivery.FANOUT}
+        return [entry for entry in entries if entry.post_id in fanned]
+
+    def put_feed(self, follower_id: str, entries: Sequence[FeedEntry]) -> None:
+        self._write(
+            [{"PutRequest": {"Item": dynamo.serialize(items.feed_entry_item(follower_id, e))}} for e in entries]
+        )
+
+    def delete_feed(self, follower_id: str, entries: Sequence[FeedEntry]) -> None:
+        self._write(
+            [
+                {"DeleteRequest": {"Key": dynamo.serialize(keys.feed_entry(follower_id, e.created_at, e.post_id))}}
+                for e in entries
             ]
         )
 

@@ -20,7 +20,7 @@ router = Router()
 
 @router.put(
     "/users/<user_id>/followers/me",
-    summary="Follow a user: 201 the first time, 200 after (one edge per pair)",
+    summary="Follow a user: 201 the first time, 200 after (one edge per pair); their recent posts then join my feed",
     # 200 for a repeat, with the same body as the 201 (the schema comes from the return type).
     responses={
         200: {"description": "Already followed"},
@@ -37,7 +37,7 @@ def follow(user_id: UserPath, caller: CurrentCaller, store: Store) -> Response[F
 
 @router.delete(
     "/users/<user_id>/followers/me",
-    summary="Unfollow a user (no-op if not followed); entries already in my feed stay until they expire",
+    summary="Unfollow a user (no-op if not followed); their posts then leave my feed (asynchronously)",
     status_code=204,
     responses=problem_responses(errors.NotFound, ok=204),
     tags=["follows"],

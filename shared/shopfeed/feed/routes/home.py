@@ -5,7 +5,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from shopfeed.feed import services
 from shopfeed.feed.routes import Store
-from shopfeed.feed.schemas import FeedPage, PostView
+from shopfeed.feed.routes.media import post_view
+from shopfeed.feed.schemas import FeedPage
 from shopfeed.platform import errors
 from shopfeed.platform.http import CurrentCaller
 from shopfeed.platform.parameters import Cursor
@@ -27,4 +28,4 @@ def home_feed(
     cursor: Cursor = None,
 ) -> FeedPage:
     page = services.read_home_feed(store, caller, limit, cursor)
-    return FeedPage(items=[PostView.of(post) for post in page.items], next_cursor=page.next_cursor)
+    return FeedPage(items=[post_view(post) for post in page.items], next_cursor=page.next_cursor)

@@ -4,8 +4,10 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
-from shopfeed.feed import services
+from shopfeed.feed import bootstrap, services
+from shopfeed.feed.media.services import MediaUnusable
 from shopfeed.feed.routes import CelebrityThreshold, Store
+from shopfeed.feed.routes.media import post_view
 from shopfeed.feed.routes.params import PostPath, UserPath
 from shopfeed.feed.schemas import CreatePost, PostPage, PostView, TagPath
 from shopfeed.platform import errors
@@ -20,10 +22,16 @@ router = Router()
 
 @router.post(
     "/posts",
-    summary="Write a post (Idempotency-Key required): the post and one item per tag in one transaction",
+    summary="Write a post (Idempotency-Key required): the post and one item per tag in one transaction; "
+    "the media it names are checked (mine, uploaded, type and size) and kept first",
     status_code=201,
     responses=problem_responses(
-        errors.MissingIdempotencyKey, errors.IdempotencyKeyReused, errors.NotFound, errors.Contention, ok=201
+        errors.MissingIdempotencyKey,
+        errors.IdempotencyKeyReused,
+        errors.NotFound,
+        errors.Contention,
+        MediaUnusable,
+        ok=201,
     ),
     tags=["posts"],
 )
@@ -35,22 +43,26 @@ def create_post(
     idempotency_key: IdempotencyKey = None,
 ) -> Response[PostView]:
     request = IdempotentRequest.of(caller.user_id, idempotency_key, "create-post", body.model_dump(mode="json"))
-    created = services.create_post(store, caller, request, body.text, tuple(body.tags), threshold)
+    media = bootstrap.media_storage() if body.media_ids else None  # a post without media never builds it
+    created = services.create_post(
+        store, caller, request, body.text, tuple(body.tags), threshold, tuple(body.media_ids), media
+    )
     post = created.value
     if not created.replayed:
         logger.info("post created", post_id=post.post_id, delivery=post.delivery, tags=len(post.tags))
         metrics.add_metric(name="PostCreated", unit="Count", value=1)
-    return created_response(PostView.of(post), created.replayed, location=f"/posts/{post.post_id}")
+    return created_response(post_view(post), created.replayed, location=f"/posts/{post.post_id}")
 
 
 @router.get(
     "/posts/<post_id>",
-    summary="Get a post with its counters (FEED-004): one strongly consistent GetItem",
+    summary="Get a post with its counters (FEED-004): one strongly consistent GetItem; its media as "
+    "presigned download links",
     responses=problem_responses(errors.NotFound),
     tags=["posts"],
 )
 def get_post(post_id: PostPath, caller: CurrentCaller, store: Store) -> Response[PostView]:
-    return json_response(PostView.of(services.read_post(store, post_id)))
+    return json_response(post_view(services.read_post(store, post_id)))
 
 
 @router.delete(

@@ -16,6 +16,7 @@ the mechanics (expressions, placeholders, retries of contended transactions)::
 Conditions are boto3's own ``Attr`` / ``Key`` builders, rendered for the low-level client here.
 """
 
+from shopfeed.platform.dynamo.expiry import TTL_ATTRIBUTE, expired, now_epoch
 from shopfeed.platform.dynamo.expressions import Update
 from shopfeed.platform.dynamo.indexes import BASE_TABLE, ENTITY_TYPE, PARTITION, SORT, IndexSpec, indexed, reindexed
 from shopfeed.platform.dynamo.serialization import Item, deserialize, serialize, value
@@ -37,6 +38,7 @@ __all__ = [
     "PARTITION",
     "SORT",
     "TRANSACTION_ATTEMPTS",
+    "TTL_ATTRIBUTE",
     "ConditionFailed",
     "IndexSpec",
     "Item",
@@ -48,7 +50,9 @@ __all__ = [
     "TransactionContended",
     "Update",
     "deserialize",
+    "expired",
     "indexed",
+    "now_epoch",
     "reindexed",
     "serialize",
     "transact_write",

@@ -1,0 +1,1 @@
+"""Customer emails: the order events a customer hears about, one email per event id (see ``worker``)."""
