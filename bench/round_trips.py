@@ -11,6 +11,7 @@ transactions: see bench.meter.
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from bench.markdown import table, units
@@ -30,15 +31,19 @@ from local.harness.factories import (
     register_user,
     review_body,
     reviewed,
+    seed_order,
     user_body,
 )
-from shopfeed.commerce.payments.services import PaymentTask
+from shopfeed.commerce import bootstrap
+from shopfeed.commerce.payments.services import PaymentTask, RefundTask
+from shopfeed.platform.clock import utc_now
 
 FUNCTION = "CommerceApiFunction"
 CATEGORY = "bench-tshirts"
 PRODUCTS_IN_CATEGORY = 20
 ORDERS_OF_USER = 30
 REVIEWS_OF_PRODUCT = 30
+OVERDUE_ORDERS = 10
 
 
 @dataclass(frozen=True)
@@ -124,12 +129,24 @@ class Recorder:
 
 
 def settle(attempt: dict[str, Any]) -> Answer:
-    """The payment worker handed the attempt's message, as its SQS mapping does; its answer as JSON."""
+    """The payment worker handed the attempt's message (or its refund's, when the attempt shows one),
+    as its SQS mapping does; its answer as JSON."""
     from functions.payment_worker.app import lambda_handler
 
-    body = PaymentTask(order_id=attempt["order_id"], attempt_id=attempt["attempt_id"]).model_dump_json()
+    task = PaymentTask(order_id=attempt["order_id"], attempt_id=attempt["attempt_id"])
+    if attempt.get("refund"):
+        task = RefundTask(**task.model_dump(), refund_id=attempt["refund"]["refund_id"])
+    body = task.model_dump_json()
     event = {"Records": [{"messageId": "bench", "receiptHandle": "bench", "body": body, "attributes": {}}]}
     result = lambda_handler(event, LambdaContext(function_name="PaymentWorkerFunction"))
+    return Answer(200, {}, json.dumps(result))
+
+
+def sweep() -> Answer:
+    """One tick of the payment-window sweep; its report as JSON."""
+    from functions.order_expiry.app import lambda_handler
+
+    result = lambda_handler({}, LambdaContext(function_name="OrderExpiryFunction"))
     return Answer(200, {}, json.dumps(result))
 
 
@@ -335,11 +352,51 @@ def measure(stack: Stack) -> RoundTrips:
             lambda: ops.patch(parcel, {"status": "Shipped"}, headers=if_match('"1"')),
         )
         measure_one("GET /orders/{order_id}/shipments", "one parcel", lambda: buyer.get(ship), pattern="ECOM-008")
+        history = f"/orders/{unpaid['order_id']}/history"
+        measure_one(
+            "GET /orders/{order_id}/history", "placed, paid, shipped", lambda: buyer.get(history), pattern="HISTORY"
+        )
         measure_one(
             "GET /shipments",
             "Shipped by dhl, this month",
             lambda: ops.get("/shipments", query={"status": "Shipped", "carrier": "dhl"}),
             pattern="ECOM-010",
+        )
+
+        # -- refunds: a paid order of one line cancelled, its refund settled by the worker
+        refunded = placed_order(buyer, line("P-BENCH-01", quantity=1))
+        paid = buyer.post(
+            f"/orders/{refunded['order_id']}/payments",
+            {"amount": refunded["total"], "payment_method": "tok_sandbox_visa"},
+            headers=idempotency_key(),
+        )
+        settle(paid.json)
+        measure_one(
+            "POST /orders/{order_id}/cancel",
+            "Paid, 1 line: restock + refund started",
+            lambda: buyer.post(f"/orders/{refunded['order_id']}/cancel"),
+        )
+        (with_refund,) = buyer.get(f"/orders/{refunded['order_id']}/payments").json["items"]
+        measure_one(
+            "PaymentWorkerFunction",
+            "settle one refund: sandbox refunds, order Refunded",
+            lambda: settle(with_refund),
+            pattern="worker",
+        )
+        measure_one(
+            "PaymentWorkerFunction", "the same refund message again", lambda: settle(with_refund), pattern="worker"
+        )
+
+        # -- the payment window: the sweep, over orders placed 40 minutes ago (seeded outside the meter)
+        measure_one("OrderExpiryFunction", "a sweep, nothing due", sweep, pattern="job")
+        for n in range(OVERDUE_ORDERS):
+            placed_at = utc_now() - timedelta(minutes=40)
+            seed_order(bootstrap.repository(), buyer.sub or "", placed_at, shard=n % 4, product_id=products[0])
+        measure_one(
+            "OrderExpiryFunction",
+            f"a sweep of {OVERDUE_ORDERS} overdue one-line orders (per order: a tenth of each figure)",
+            sweep,
+            pattern="job",
         )
 
     return measure_one.results(

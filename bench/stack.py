@@ -35,6 +35,8 @@ ENVIRONMENT = {
     "POWERTOOLS_SERVICE_NAME": "shopfeed",
     "POWERTOOLS_METRICS_NAMESPACE": "shopfeed",
     "POWERTOOLS_LOG_LEVEL": "INFO",
+    # The payment worker holds failed messages back on its queue; none fail here, so it is never called.
+    "PAYMENT_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/PaymentQueue",
 }
 
 

@@ -2,7 +2,9 @@
 
 The API stamps an order with the time it is placed, so orders old enough to archive are written
 straight to the running stack's CommerceTable, as the place-order transaction writes them (header and
-lines, each line one of the seed's products; the stock they would have taken is left alone).
+lines, each line one of the seed's products; the stock they would have taken is left alone). They are
+Delivered: an unpaid (Placed) order holds stock and is never archived, and a Placed one this old would
+be expired by the payment window's sweep first.
 """
 
 import argparse
@@ -41,7 +43,7 @@ def old_orders(count: int, days_ago: float, user_id: str, now: datetime) -> list
             Order(
                 order_id=new_id(moment),
                 user_id=user_id,
-                status=OrderStatus.PLACED,
+                status=OrderStatus.DELIVERED,
                 placed_at=placed,
                 updated_at=placed,
                 total=line.line_total,

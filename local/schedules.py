@@ -12,7 +12,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -113,9 +113,14 @@ class Scheduler:
         log.info("%s (schedule %s, on demand): %s (%.0f ms)", function, schedule.name, outcome, result.duration_ms)
         return result
 
-    def run(self) -> None:
-        """Invoke each enabled ``rate(...)`` schedule at its period until the stop event is set."""
-        due = {s: time.monotonic() + s.rate_s for s in self.schedules if s.enabled and s.rate_s}
+    def run(self, functions: Collection[str] | None = None) -> None:
+        """Invoke each enabled ``rate(...)`` schedule (of ``functions``, or of every function) at its
+        period until the stop event is set."""
+        due = {
+            s: time.monotonic() + s.rate_s
+            for s in self.schedules
+            if s.enabled and s.rate_s and (functions is None or s.function.name in functions)
+        }
         while due and not self._stop.is_set():
             schedule, at = min(due.items(), key=lambda item: item[1])
             if self._stop.wait(max(0.0, at - time.monotonic())):

@@ -63,7 +63,7 @@ class Stack:
     pollers: list[Poller]
     scheduler: Scheduler
     stop_event: threading.Event
-    run_schedules: bool
+    on_rate: frozenset[str]  # the functions whose rate(...) schedules run on their rate
     base_url: str
     faults: FaultSettings | None = None
     threads: list[threading.Thread] = field(default_factory=list)
@@ -76,8 +76,8 @@ class Stack:
         self._thread("http", self.server.serve_forever)
         for poller in self.pollers:
             self._thread(f"{poller.function}<-{poller.source}", poller.run)
-        if self.run_schedules:
-            self._thread("schedules", self.scheduler.run)
+        if self.on_rate:
+            self._thread("schedules", lambda: self.scheduler.run(self.on_rate))
 
     def _thread(self, name: str, target: Callable[[], None]) -> None:
         thread = threading.Thread(target=target, name=name, daemon=True)
@@ -232,11 +232,12 @@ def build(args: argparse.Namespace, running: engines.Engines, stop: threading.Ev
 
     base_url = f"http://127.0.0.1:{args.port}"
     scheduler = Scheduler(schedules, stop)
+    on_rate = frozenset(scheduler.functions if args.schedules else args.schedule)
     ready = threading.Event()
     pages = LocalPages(ready, issuer, signing_key, lambda: {}, scheduler, OPENAPI_FILE, base_url)
     server = LocalServer(("127.0.0.1", args.port), gateway, pages)
     stack = Stack(
-        running, provisioned, functions, unloaded, server, pollers, scheduler, stop, args.schedules, base_url, faults
+        running, provisioned, functions, unloaded, server, pollers, scheduler, stop, on_rate, base_url, faults
     )
     pages.describe = stack.describe
     pages.peek_queue = stack.peek_queue
@@ -446,7 +447,7 @@ def banner(stack: Stack, key: SigningKey, issuer: str, seeded: list[str], elapse
         else:
             lines.append(f"  Consumer     {poller.function} <- {poller.source}")
     for schedule in stack.scheduler.schedules:
-        run = "on its rate and " if stack.run_schedules and schedule.rate_s else ""
+        run = "on its rate and " if schedule.function.name in stack.on_rate and schedule.rate_s else ""
         lines.append(
             f"  Schedule     {schedule.function.name} {schedule.expression}: runs {run}on "
             f"POST {url}/__local/schedules/{schedule.function.name}"
@@ -491,6 +492,13 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-seed", dest="seed", action="store_false", help="skip the demo data")
     parser.add_argument("--no-search", dest="search", action="store_false", help="do not start the search engine")
     parser.add_argument("--schedules", action="store_true", help="also run rate(...) schedules on their rate")
+    parser.add_argument(
+        "--schedule",
+        action="append",
+        default=[],
+        metavar="FUNCTION",
+        help="run this function's rate(...) schedule on its rate (repeatable), e.g. OrderExpiryFunction",
+    )
     parser.add_argument(
         "--workers",
         type=int,

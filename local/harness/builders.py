@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
 from shopfeed.commerce import events
-from shopfeed.commerce.models import Customer, Order, OrderLine, OrderStatus, Product
+from shopfeed.commerce.models import Customer, Order, OrderLine, OrderMove, OrderStatus, Product
 from shopfeed.platform.clock import iso, new_id
 from shopfeed.platform.idempotency import IdempotentRequest
 from shopfeed.platform.outbox import OutboxEvent
@@ -107,9 +107,10 @@ def placement(placed: Order, key: str | None = None) -> Placement:
     return Placement(placed, events.order_placed(placed), request)
 
 
-def cancellation(current: Order, by: str) -> tuple[Order, Order, OutboxEvent]:
+def cancellation(current: Order, by: str) -> tuple[Order, Order, OutboxEvent, OrderMove]:
     """The arguments of ``Commerce.cancel_order`` for ``current``, as services.cancel_order builds them."""
     cancelled = current.model_copy(
         update={"status": OrderStatus.CANCELLED, "updated_at": iso(NOW), "version": current.version + 1}
     )
-    return current, cancelled, events.order_cancelled(cancelled, by)
+    move = OrderMove.of(current.status, cancelled, by, "cancelled by its owner")
+    return current, cancelled, events.order_cancelled(cancelled, by), move

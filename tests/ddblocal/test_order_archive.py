@@ -126,6 +126,7 @@ def test_a_thousand_old_orders_end_in_s3_once_each_and_none_stays_hot(
         "items": 2000,
         "kept": 0,
         "paying": 0,
+        "unpaid": 0,
     }
 
     # and per order: its Query and its header's DeleteItem; per batch: the manifest's put, update and

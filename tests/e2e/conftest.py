@@ -141,6 +141,9 @@ def _start(state_dir: Path, options: tuple[str, ...]) -> LocalStack:
                 # Home feeds read the celebrity registry on every first page, not once per 30 s: a
                 # test sees a new celebrity's post at once.
                 *("--parameter", "PullAuthorsCacheSeconds=0"),
+                # A failed payment message comes back after 1 s, 2, 4, 8 (not 30 s, 60, ...): a
+                # provider outage reaches PaymentDLQ in seconds.
+                *("--parameter", "PaymentRetrySeconds=1"),
                 *options,
             ],
             cwd=ROOT,

@@ -42,6 +42,7 @@ MATRIX: dict[str, tuple[int | str, ...]] = {
     "POST /orders":                       (401,     201,       201,       201,       201),
     "GET /orders/{order_id}":             (401,     404,       200,       404,       200),
     "GET /orders/{order_id}/lines":       (401,     404,       200,       404,       200),
+    "GET /orders/{order_id}/history":     (401,     404,       200,       404,       200),
     "GET /users/me/orders":               (401,     "own",     "own",     "own",     "own"),
     "GET /users/me/cart":                 (401,     "own",     "own",     "own",     "own"),  # each reads their own
     "PUT /users/me/cart/items/{product_id}": (401,  200,       200,       200,       200),  # each fills their own
@@ -225,6 +226,7 @@ def _cell(world: World, operation: str, role: str) -> requests.Response:
         "POST /orders": lambda: client.post("/orders", json={"lines": [order_line]}, headers=key),
         "GET /orders/{order_id}": lambda: client.get(f"/orders/{world.place()}"),
         "GET /orders/{order_id}/lines": lambda: client.get(f"/orders/{world.place()}/lines"),
+        "GET /orders/{order_id}/history": lambda: client.get(f"/orders/{world.place()}/history"),
         "GET /users/me/orders": lambda: client.get("/users/me/orders"),
         "GET /users/me/cart": lambda: world.in_owners_cart() and client.get("/users/me/cart"),
         "PUT /users/me/cart/items/{product_id}": lambda: client.put(

@@ -15,6 +15,7 @@ from shopfeed.commerce import items, keys
 from shopfeed.commerce.archive import backfill
 from shopfeed.commerce.archive import restore as archive_restore
 from shopfeed.commerce.archive.repository import ArchiveRepository
+from shopfeed.commerce.models import OrderMove, OrderStatus
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import utc_now
 from shopfeed.platform.objects import S3Objects
@@ -167,3 +168,39 @@ def test_the_restore_command_names_the_object_it_took_the_order_from(
     assert bucket.object_keys()[0] in capsys.readouterr().out
     assert archive_restore.main(arguments) == 1  # no longer archived
     assert items.ORDER in {item["entity_type"] for item in hot_order_items(clients.dynamodb(), TABLE)}
+
+
+def test_an_orders_status_history_leaves_with_it_and_comes_back_with_its_restore(
+    bucket: Bucket, commerce_api: ApiClient
+) -> None:
+    # given an old order of U100 that was placed, paid and delivered, each move in its history
+    (order,) = old_orders(1, days_ago(120), timedelta(0), user_id="U100")
+    steps = [
+        (None, OrderStatus.PLACED),
+        (OrderStatus.PLACED, OrderStatus.PAID),
+        (OrderStatus.PAID, OrderStatus.DELIVERED),
+    ]
+    history = [
+        items.order_history_item(
+            OrderMove.of(before, order.model_copy(update={"status": after, "version": version}), "U100", "a move")
+        )
+        for version, (before, after) in enumerate(steps, start=1)
+    ]
+    delivered = order.model_copy(update={"status": OrderStatus.DELIVERED, "version": len(steps)})
+    seed(clients.dynamodb(), TABLE, [delivered], extra=history)
+    before = commerce_api.get(f"/orders/{order.order_id}/history").json
+
+    # when it is archived
+    run()
+
+    # then its history is in the object and gone from the table (the history answers 404 as the order does)
+    archived = [line for line in bucket.items() if line["entity_type"] == items.ORDER_HISTORY]
+    assert sorted(line["SK"] for line in archived) == sorted(item["SK"] for item in history)
+    assert [i for i in table_items() if i["entity_type"] == items.ORDER_HISTORY] == []
+    assert commerce_api.get(f"/orders/{order.order_id}/history").status == 404
+
+    # and a restore brings it back as it was
+    archive_restore.restore(order.order_id, ArchiveRepository(table()), S3Objects(clients.s3(), BUCKET), utc_now())
+    after = commerce_api.get(f"/orders/{order.order_id}/history").json
+    assert after == before
+    assert [m["to_status"] for m in after["items"]] == ["Placed", "Paid", "Delivered"]

@@ -463,9 +463,9 @@ def test_a_cancel_restocks_moves_the_order_to_cancelled_and_writes_its_event(bac
     (shirt,) = stocked(store, product("P-SHIRT", available=5))
     placed = placement(order([line_of(shirt, 2)]))
     store.place_order(*placed, NOW)
-    current, cancelled, cancelled_event = cancellation(placed.order, by="U100")
+    current, cancelled, cancelled_event, move = cancellation(placed.order, by="U100")
     # when
-    store.cancel_order(current, cancelled, cancelled_event)
+    store.cancel_order(current, cancelled, cancelled_event, move)
     # then
     assert store.get_order(placed.order.order_id) == cancelled
     assert available(store, "P-SHIRT") == 5
@@ -501,6 +501,25 @@ def test_a_cancel_of_an_order_that_moved_since_it_was_read_is_stale_and_writes_n
     assert store.get_order(placed.order_id) == placed
     assert available(store, "P-SHIRT") == 3
     assert len(backend.outbox()) == 1
+
+
+def test_an_orders_history_lists_its_moves_oldest_first_for_its_owner_only(store: Commerce) -> None:
+    # given
+    (shirt,) = stocked(store, product("P-SHIRT", available=5))
+    placed = placement(order([line_of(shirt, 2)]))
+    store.place_order(*placed, NOW)
+    current, cancelled, cancelled_event, move = cancellation(placed.order, by="U100")
+    store.cancel_order(current, cancelled, cancelled_event, move)
+    order_id = placed.order.order_id
+    # when
+    pages = every_page(lambda cursor: store.list_order_history(order_id, "U100", 1, cursor))
+    # then
+    assert [[(m.version, m.from_status, m.to_status, m.by) for m in page] for page in pages] == [
+        [(1, None, OrderStatus.PLACED, "U100")],
+        [(2, OrderStatus.PLACED, OrderStatus.CANCELLED, "U100")],
+    ]
+    assert store.list_order_history(order_id, None, 10, None).items[1] == move
+    assert store.list_order_history(order_id, "U-OTHER", 10, None).items == []
 
 
 def test_cancelling_a_missing_order_is_not_found(store: Commerce) -> None:

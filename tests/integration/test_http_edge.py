@@ -77,7 +77,11 @@ def test_a_caller_in_several_groups_has_the_rights_of_each(commerce_api: ApiClie
         if route[0] == "GET"
         and route[1] in ("/products", "/users/me/orders", "/orders", "/payments", "/shipments", "/inventory/snapshots")
     ]
-    + [route for route in ROUTES if route[0] == "GET" and route[1].endswith(("/lines", "/payments", "/shipments"))],
+    + [
+        route
+        for route in ROUTES
+        if route[0] == "GET" and route[1].endswith(("/lines", "/history", "/payments", "/shipments"))
+    ],
     ids=route_id,
 )
 @pytest.mark.parametrize("cursor", ["garbage", "e30.e30"], ids=["garbage", "unsigned"])

@@ -14,7 +14,7 @@ from local.harness.apigw import sample
 from local.harness.client import ApiClient
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.archive import archiver as archive
-from shopfeed.commerce.models import Order
+from shopfeed.commerce.models import Order, OrderStatus
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import iso, utc_now
 from tests.support.archive import (
@@ -115,6 +115,7 @@ def test_a_run_moves_every_old_order_to_s3_by_month_and_leaves_none_hot(bucket: 
         "items": 500,
         "kept": 0,
         "paying": 0,
+        "unpaid": 0,
     }
 
     # and the round trips are two per order (its Query, its header's delete), a few per batch and run
@@ -240,23 +241,25 @@ def test_an_order_changed_after_its_object_was_written_stays_hot_and_leaves_the_
     assert (archived["status"], archived["version"]) == ("Cancelled", 2)
 
 
-def _start_payment(order_id: str) -> None:
-    """What starting a payment does to an order's header: the flag, and no new version."""
+def _start_payment(order_id: str, flag: str = items.PAYMENT_PENDING) -> None:
+    """What starting a payment (or a refund: ``items.REFUND_PENDING``) does to an order's header as the
+    archive sees it: the flag."""
     clients.dynamodb().update_item(
         TableName=TABLE,
         Key=dynamo.serialize(keys.order(order_id)),
         UpdateExpression="SET #pending = :attempt",
-        ExpressionAttributeNames={"#pending": items.PAYMENT_PENDING},
+        ExpressionAttributeNames={"#pending": flag},
         ExpressionAttributeValues=dynamo.serialize({":attempt": "01M8A15NZ6942M3VB6QCVS3Z0R"}),
     )
 
 
-def test_an_old_order_with_a_payment_in_flight_stays_hot_until_the_payment_settles(bucket: Bucket) -> None:
-    # given 10 old orders, one of them with a payment the worker has not settled yet
+@pytest.mark.parametrize("flag", [items.PAYMENT_PENDING, items.REFUND_PENDING])
+def test_an_old_order_with_a_payment_or_refund_in_flight_stays_hot_until_it_settles(bucket: Bucket, flag: str) -> None:
+    # given 10 old orders, one of them with a payment (or a refund) the worker has not settled yet
     old = placed_over(1, 10)
     seed(clients.dynamodb(), TABLE, old)
     paying = old[4].order_id
-    _start_payment(paying)
+    _start_payment(paying, flag)
 
     # when
     report = run()
@@ -271,22 +274,43 @@ def test_an_old_order_with_a_payment_in_flight_stays_hot_until_the_payment_settl
         TableName=TABLE,
         Key=dynamo.serialize(keys.order(paying)),
         UpdateExpression="REMOVE #pending",
-        ExpressionAttributeNames={"#pending": items.PAYMENT_PENDING},
+        ExpressionAttributeNames={"#pending": flag},
     )
     run()
     assert hot_orders() == set()
     assert bucket.header_counts() == Counter({o.order_id: 1 for o in old})
 
 
-def test_a_payment_started_while_its_order_is_archived_keeps_the_order_hot(bucket: Bucket) -> None:
-    # given 30 old orders, one of which gets a payment right after the batch's object was written
+def test_an_old_unpaid_order_holding_stock_is_never_archived_until_it_leaves_placed(bucket: Bucket) -> None:
+    # given 10 old orders, two of them never paid (still Placed: their stock is held)
+    done = placed_over(1, 8)
+    unpaid = old_orders(2, days_ago(120), timedelta(hours=1), status=OrderStatus.PLACED)
+    seed(clients.dynamodb(), TABLE, done + unpaid)
+
+    # when
+    report = run()
+
+    # then the unpaid ones stay hot, in no object; the others are archived
+    assert (report["orders"], report["unpaid"]) == (8, 2)
+    assert hot_orders() == {o.order_id for o in unpaid}
+    assert bucket.header_counts() == Counter({o.order_id: 1 for o in done})
+
+    # and once one leaves Placed (the payment window expires it), the next run takes it
+    _change(unpaid[0].order_id)
+    assert run()["orders"] == 1
+    assert hot_orders() == {unpaid[1].order_id}
+
+
+@pytest.mark.parametrize("flag", [items.PAYMENT_PENDING, items.REFUND_PENDING])
+def test_a_payment_or_refund_started_while_its_order_is_archived_keeps_the_order_hot(bucket: Bucket, flag: str) -> None:
+    # given 30 old orders, one of which gets a payment (or a refund) right after the batch's object was written
     old = placed_over(1, 30)
     seed(clients.dynamodb(), TABLE, old)
     late = old[11].order_id
 
     def pay_late(**_: Any) -> None:
         clients.s3().meta.events.unregister("after-call.s3.PutObject", pay_late)
-        _start_payment(late)
+        _start_payment(late, flag)
 
     clients.s3().meta.events.register("after-call.s3.PutObject", pay_late)
 

@@ -23,7 +23,10 @@ from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import derived_id
 from tests.integration.outbox_support import STREAM_FUNCTION, Subscriber, batch
 from tests.support.calls import dynamodb_calls
-from tests.support.payments import PaymentChain, PaymentLine, consumer_filters, sandbox_calls, task_body
+from tests.support.payments import PaymentChain, PaymentLine, consumer_filters, outage, sandbox_calls, task_body
+from tests.support.queue_time import QueueTime, queue_time
+
+__all__ = ["queue_time"]
 
 pytestmark = pytest.mark.usefixtures("shop")
 
@@ -229,15 +232,18 @@ def test_a_declined_payment_leaves_the_order_placed_and_payable_again(
     assert pay(commerce_api, order, key="second-try")["status"] == "Pending"
 
 
-def test_an_unavailable_provider_is_retried_by_the_queue_then_parked_with_the_attempt_still_pending(
-    commerce_api: ApiClient, admin: ApiClient, ops: ApiClient, payment_chain: PaymentChain
+def test_an_unavailable_provider_is_retried_with_backoff_then_parked_with_the_attempt_still_pending(
+    commerce_api: ApiClient, admin: ApiClient, ops: ApiClient, payment_chain: PaymentChain, queue_time: QueueTime
 ) -> None:
     # given
     order = priced_order(commerce_api, admin, UNAVAILABLE_PRICE)
     attempt = pay(commerce_api, order)
-    # when the chain runs: every receive fails, and the queue's redrive policy moves the message on
-    payment_chain.run()
-    # then the provider was called once per receive, the message waits in the DLQ
+    # when the chain runs: each failed receive holds the message back longer, until the queue's
+    # redrive policy moves it on
+    calls = outage(payment_chain, queue_time, attempt["attempt_id"])
+    # then the provider was called once per receive, each after the backoff of the receive before (the
+    # sixth receive finds the message past maxReceiveCount and moves it instead)
+    assert calls == [1, 2, 3, 4, 5, 5]
     assert sandbox_calls(attempt["attempt_id"]) == 5
     assert payment_chain.line.dead_letters() == [task_body(order["order_id"], attempt["attempt_id"])]
     # and the attempt is still Pending, listed as such, with no event; the order still has it in flight

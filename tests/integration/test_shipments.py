@@ -229,11 +229,11 @@ def test_a_move_the_state_machine_has_not_is_refused(ops: ApiClient, paid: dict[
 def test_a_parcel_of_a_cancelled_order_is_not_shipped(
     commerce_api: ApiClient, ops: ApiClient, paid: dict[str, Any]
 ) -> None:
-    # given a parcel created, then the paid order cancelled
+    # given a parcel created, then the paid order cancelled (and the parcel with it: version 2)
     shipment = shipped(ops, paid)
     assert commerce_api.post(f"/orders/{paid['order_id']}/cancel").json["status"] == "Cancelled"
     # when
-    answer = move(ops, shipment, "Shipped")
+    answer = move(ops, shipment, "Shipped", version=2)
     # then
     assert (answer.status, answer.json["type"], answer.json["order_status"]) == (409, NOT_SHIPPABLE, "Cancelled")
 

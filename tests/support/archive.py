@@ -48,8 +48,10 @@ def old_orders(
     *,
     lines: int = 1,
     user_id: str = "U-ARCHIVE",
+    status: OrderStatus = OrderStatus.DELIVERED,
 ) -> list[Order]:
-    """``count`` orders placed ``step`` apart from ``first_placed``, ``lines`` lines each."""
+    """``count`` orders placed ``step`` apart from ``first_placed``, ``lines`` lines each, done with
+    (``status``: an unpaid order is never archived)."""
     orders = []
     for n in range(count):
         moment = first_placed + n * step
@@ -66,7 +68,7 @@ def old_orders(
             Order(
                 order_id=new_id(moment),
                 user_id=user_id,
-                status=OrderStatus.PLACED,
+                status=status,
                 placed_at=iso(moment),
                 updated_at=iso(moment),
                 total=Money(amount=sum(line.line_total.amount for line in order_lines), currency="EUR"),

@@ -9,7 +9,7 @@ Lambda would: a payment started through the API is queued, settled, and its even
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 
@@ -17,9 +17,13 @@ from local import cfn
 from local.filtering import filter_patterns, passes
 from local.harness.queues import WorkerQueue
 from shopfeed.commerce import items, keys
-from shopfeed.commerce.payments.services import PaymentTask
+from shopfeed.commerce.payments.services import PaymentTask, RefundTask
+from shopfeed.commerce.payments.worker import BACKOFF
 from shopfeed.platform import clients, dynamo, streams
 from tests.integration.outbox_support import STREAM_FUNCTION, CommerceStream, batch
+
+if TYPE_CHECKING:
+    from tests.support.queue_time import QueueTime
 
 WORKER = "PaymentWorkerFunction"
 CONSUMER = "CommerceStreamFunction"
@@ -35,6 +39,10 @@ class PaymentLine(WorkerQueue):
 
 def task_body(order_id: str, attempt_id: str) -> str:
     return PaymentTask(order_id=order_id, attempt_id=attempt_id).model_dump_json()
+
+
+def refund_body(order_id: str, attempt_id: str, refund_id: str) -> str:
+    return RefundTask(order_id=order_id, attempt_id=attempt_id, refund_id=refund_id).model_dump_json()
 
 
 def consumer_filters() -> Callable[[dict[str, Any]], bool]:
@@ -76,9 +84,33 @@ def _entity_type(record: dict[str, Any]) -> str | None:
     return streams.parse(DynamoDBRecord(record)).entity_type
 
 
-def sandbox_calls(attempt_id: str, table: str = "CommerceTable") -> int:
-    """How many times the sandbox provider was called with this attempt's idempotency key (0: never)."""
-    response = clients.dynamodb().get_item(
-        TableName=table, Key=dynamo.serialize(keys.sandbox_charge(attempt_id)), ConsistentRead=True
-    )
+def sandbox_calls(
+    attempt_id: str, table: str = "CommerceTable", ledger: Callable[[str], keys.Key] | None = None
+) -> int:
+    """How many times the sandbox provider was called with this idempotency key (0: never): an
+    attempt's charge, or with ``ledger=keys.sandbox_refund`` a refund."""
+    key = (ledger or keys.sandbox_charge)(attempt_id)
+    response = clients.dynamodb().get_item(TableName=table, Key=dynamo.serialize(key), ConsistentRead=True)
     return int(dynamo.deserialize(response["Item"])["calls"]) if "Item" in response else 0
+
+
+def outage(
+    chain: PaymentChain, queue_time: "QueueTime", key: str, ledger: Callable[[str], keys.Key] | None = None
+) -> list[int]:
+    """Run the chain through a provider outage on moto's queue clock: after each round, the sandbox's
+    calls for ``key`` so far, then the clock moved past that receive's backoff (and no sooner: a
+    message held back is not delivered before its time). Until the message is parked."""
+    calls: list[int] = []
+    for receive in range(1, 10):
+        chain.run()
+        calls.append(sandbox_calls(key, ledger=ledger))
+        parked = clients.sqs().get_queue_attributes(
+            QueueUrl=chain.line.dlq_url, AttributeNames=["ApproximateNumberOfMessages"]
+        )["Attributes"]["ApproximateNumberOfMessages"]
+        if parked != "0":
+            return calls
+        queue_time.advance(BACKOFF.delay(receive) - 1)
+        chain.run()
+        assert sandbox_calls(key, ledger=ledger) == calls[-1], "a message came back before its backoff"
+        queue_time.advance(1)
+    raise AssertionError(f"{key} was never parked")

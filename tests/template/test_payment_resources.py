@@ -7,6 +7,7 @@ from typing import Any
 
 from local import cfn
 from shopfeed.commerce import items
+from shopfeed.commerce.payments.worker import BACKOFF
 from shopfeed.commerce.settings import PaymentWorkerSettings
 
 TEMPLATE = cfn.load()
@@ -39,15 +40,31 @@ def test_the_payment_worker_reports_each_failed_message_on_its_own_and_caps_prov
     assert event["Properties"]["ScalingConfig"]["MaximumConcurrency"] >= 2  # Lambda's minimum
 
 
-def test_the_payment_worker_touches_only_the_commerce_table_with_the_calls_it_makes() -> None:
-    (statement,) = props("PaymentWorkerFunction")["Policies"][0]["Statement"]
-    assert statement["Resource"] == {"Fn::GetAtt": ["CommerceTable", "Arn"]}
-    assert sorted(statement["Action"]) == [
+def test_the_payment_worker_touches_only_the_commerce_table_and_its_queue_with_the_calls_it_makes() -> None:
+    table, queue = props("PaymentWorkerFunction")["Policies"][0]["Statement"]
+    assert table["Resource"] == {"Fn::GetAtt": ["CommerceTable", "Arn"]}
+    assert sorted(table["Action"]) == [
         "dynamodb:GetItem",
         "dynamodb:PutItem",
         "dynamodb:Query",
         "dynamodb:UpdateItem",
     ]
+    # holding a failed message back (commerce.payments.worker.BACKOFF), on the queue it reads
+    assert (queue["Action"], queue["Resource"]) == (
+        "sqs:ChangeMessageVisibility",
+        {"Fn::GetAtt": ["PaymentQueue", "Arn"]},
+    )
+    variables = props("PaymentWorkerFunction")["Environment"]["Variables"]
+    assert variables["PAYMENT_QUEUE_URL"] == {"Ref": "PaymentQueue"}
+
+
+def test_the_payment_worker_backoff_waits_out_a_provider_outage_longer_than_the_visibility_timeout() -> None:
+    receives = props("PaymentQueue")["RedrivePolicy"]["maxReceiveCount"]
+    assert BACKOFF.outlasts(receives - 1) > props("PaymentQueue")["VisibilityTimeout"]
+    # the worker's first wait is the template's parameter, whose default is the worker's own
+    assert TEMPLATE["Parameters"]["PaymentRetrySeconds"]["Default"] == BACKOFF.base
+    variables = props("PaymentWorkerFunction")["Environment"]["Variables"]
+    assert variables["PAYMENT_RETRY_SECONDS"] == {"Ref": "PaymentRetrySeconds"}
 
 
 def test_the_provider_parameter_names_exactly_the_providers_the_worker_knows() -> None:
@@ -64,6 +81,13 @@ def test_the_commerce_consumer_lets_new_attempts_in_and_may_queue_them() -> None
     assert {
         "eventName": ["INSERT"],
         "dynamodb": {"NewImage": {"entity_type": {"S": [items.PAYMENT_ATTEMPT]}}},
+    } in patterns
+    # and refunds: an attempt whose refund became Pending (commerce.payments.worker.payment_task)
+    assert {
+        "eventName": ["MODIFY"],
+        "dynamodb": {
+            "NewImage": {"entity_type": {"S": [items.PAYMENT_ATTEMPT]}, "refund": {"M": {"status": {"S": ["Pending"]}}}}
+        },
     } in patterns
     assert consumer["Environment"]["Variables"]["PAYMENT_QUEUE_URL"] == {"Ref": "PaymentQueue"}
     sends = [s for s in consumer["Policies"][0]["Statement"] if s["Action"] == "sqs:SendMessage"]

@@ -16,6 +16,7 @@ from shopfeed.commerce.models import (
     Customer,
     Order,
     OrderLine,
+    OrderMove,
     OrderStatus,
     OrderSummary,
     Product,
@@ -71,6 +72,7 @@ class InMemoryCommerce:
         self._orders: dict[str, Order] = {}
         self._keys: dict[tuple[str, str], _KeyRecord] = {}
         self._events: list[OutboxEvent] = []
+        self._history: dict[str, list[OrderMove]] = {}
 
     @property
     def events(self) -> tuple[OutboxEvent, ...]:
@@ -155,6 +157,7 @@ class InMemoryCommerce:
             )
         self._orders[order.order_id] = order
         self._events.append(event)
+        self._history[order.order_id] = [OrderMove.of(None, order, order.user_id, "placed")]
         self._remember(request, ORDER_SNAPSHOT, order)
         return Created(order)
 
@@ -220,7 +223,20 @@ class InMemoryCommerce:
             descending=True,
         )
 
-    def cancel_order(self, order: Order, cancelled: Order, event: OutboxEvent) -> None:
+    def list_order_history(self, order_id: str, owner: str | None, limit: int, cursor: str | None) -> Page[OrderMove]:
+        moves = [m for m in self._history.get(order_id, []) if owner in (None, m.user_id)]
+        return self._page(
+            f"order-history:{order_id}:{owner or '*'}",
+            moves,
+            position=lambda move: move.version,
+            view=lambda move: move,
+            limit=limit,
+            cursor=cursor,
+        )
+
+    def cancel_order(
+        self, order: Order, cancelled: Order, event: OutboxEvent, move: OrderMove, refund_id: str | None = None
+    ) -> None:
         stored = self._orders.get(order.order_id)
         if stored is None:
             raise NotFound("order", order.order_id)
@@ -235,6 +251,7 @@ class InMemoryCommerce:
                     update={"available": product.available + line.quantity}
                 )
         self._events.append(event)
+        self._history[order.order_id].append(move)
 
     # -- building blocks ---------------------------------------------------------------------
 

@@ -97,3 +97,9 @@ class CountingProvider:
         if self.outcome is None:
             raise ProviderUnavailable(attempt_id)
         return self.outcome
+
+    def refund(self, refund_id: str, amount: Money, charge_reference: str) -> Outcome:
+        self.calls.append(Call(refund_id, amount, charge_reference))
+        if self.outcome is None:
+            raise ProviderUnavailable(refund_id)
+        return self.outcome

@@ -9,31 +9,37 @@ from local.harness.builders import euros
 from shopfeed.commerce.models import MAX_ORDER_LINES, OrderLine, OrderStatus, ShipmentStatus
 from shopfeed.commerce.schemas import PlaceOrder
 
-Placed, Paid, Shipped, Delivered, Returned, Cancelled = (
+Placed, Paid, Shipped, Delivered, Returned, Cancelled, Expired = (
     OrderStatus.PLACED,
     OrderStatus.PAID,
     OrderStatus.SHIPPED,
     OrderStatus.DELIVERED,
     OrderStatus.RETURNED,
     OrderStatus.CANCELLED,
+    OrderStatus.EXPIRED,
 )
 ALLOWED = {
     (Placed, Paid),
     (Placed, Cancelled),
+    (Placed, Expired),
     (Paid, Shipped),
     (Paid, Cancelled),
     (Shipped, Delivered),
     (Shipped, Returned),
     (Delivered, Returned),
+    # the payment worker, when the provider refunded the payment
+    (Cancelled, OrderStatus.REFUNDED),
+    (Returned, OrderStatus.REFUNDED),
 }
 
 # TransactWriteItems' hard limit, and what placing an order of n lines puts in it:
-# the header, n lines, n guarded stock decrements, the outbox event and the idempotency record.
+# the header, n lines, n guarded stock decrements, the outbox event, the history item and the
+# idempotency record.
 TRANSACTION_LIMIT = 100
 
 
 def items_written_by_an_order_of(lines: int) -> int:
-    return 1 + lines + lines + 1 + 1
+    return 1 + lines + lines + 1 + 1 + 1
 
 
 @pytest.mark.parametrize(("current", "target"), list(itertools.product(OrderStatus, repeat=2)))
@@ -41,8 +47,9 @@ def test_an_order_moves_only_along_the_state_machine(current: OrderStatus, targe
     assert current.can_become(target) is ((current, target) in ALLOWED)
 
 
-def test_returned_and_cancelled_orders_are_final() -> None:
-    assert [s for s in OrderStatus if Returned.can_become(s) or Cancelled.can_become(s)] == []
+def test_returned_and_cancelled_orders_can_only_be_refunded_refunded_and_expired_ones_are_final() -> None:
+    assert [s for s in OrderStatus if Returned.can_become(s) or Cancelled.can_become(s)] == [OrderStatus.REFUNDED]
+    assert [s for s in OrderStatus if any(final.can_become(s) for final in (OrderStatus.REFUNDED, Expired))] == []
 
 
 SHIPMENT_ALLOWED = {
@@ -64,6 +71,7 @@ def test_a_shipment_reaching_a_status_names_the_order_status_it_moves_its_order_
         ShipmentStatus.SHIPPED: Shipped,
         ShipmentStatus.DELIVERED: Delivered,
         ShipmentStatus.RETURNED: Returned,
+        ShipmentStatus.CANCELLED: None,  # only with its order, which moves itself
     }
     # and each of those moves is one the order's own state machine has, from some status
     moved = [s.order_status for s in ShipmentStatus if s.order_status is not None]

@@ -309,7 +309,7 @@ class AlwaysLosing:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
 
-    def cancel_order(self, order: Order, cancelled: Order, event: Any) -> None:
+    def cancel_order(self, order: Order, cancelled: Order, event: Any, move: Any, refund_id: str | None = None) -> None:
         self.attempts += 1
         raise StaleVersion("order", order.order_id, order.version + 1)
 

@@ -13,7 +13,7 @@ from shopfeed.commerce import items
 from shopfeed.commerce.cart.repository import CartRepository
 from shopfeed.commerce.inventory.repository import SnapshotQueries, SnapshotRepository
 from shopfeed.commerce.inventory.snapshots import SnapshotPorts
-from shopfeed.commerce.orders.repository import CommerceRepository
+from shopfeed.commerce.orders.repository import CommerceRepository, ExpiryRepository
 from shopfeed.commerce.payments.provider import SANDBOX, PaymentProvider, SandboxProvider
 from shopfeed.commerce.payments.repository import PaymentQueries, PaymentRepository
 from shopfeed.commerce.payments.services import PaymentTask
@@ -26,6 +26,7 @@ from shopfeed.commerce.settings import (
     InventorySnapshotSettings,
     OrderArchiverSettings,
     OrderEmailSettings,
+    OrderExpirySettings,
     PaymentWorkerSettings,
 )
 from shopfeed.commerce.shipments.repository import ShipmentQueries, ShipmentRepository
@@ -34,13 +35,14 @@ from shopfeed.platform.config import settings
 from shopfeed.platform.cursors import CursorCodec, signing_keys
 from shopfeed.platform.outbox import OutboxRepository
 from shopfeed.platform.publisher import EventBridgePublisher
-from shopfeed.platform.queues import SqsTaskQueue
+from shopfeed.platform.queues import Backoff, SqsTaskQueue
 from shopfeed.platform.search import engine as search_engine
 from shopfeed.platform.search import sync as search_sync
 
 if TYPE_CHECKING:
     from shopfeed.commerce.archive.archiver import ArchivePorts
     from shopfeed.commerce.emails.worker import EmailPorts
+    from shopfeed.commerce.orders.expiry import ExpiryPorts
 
 
 @cache
@@ -135,6 +137,15 @@ def payment_worker_ports() -> tuple[PaymentRepository, PaymentProvider]:
     return PaymentRepository(table), payment_provider(config.payment_provider, table)
 
 
+@cache
+def payment_redelivery() -> tuple[SqsTaskQueue[PaymentTask], Backoff]:
+    """The payment queue, as the worker holds failed messages back on it, and for how long."""
+    config = settings(PaymentWorkerSettings)
+    # commerce.payments.worker.BACKOFF with the template's first wait (not imported: the API uses this module).
+    backoff = Backoff(base=config.payment_retry_seconds, cap=900)
+    return SqsTaskQueue(clients.sqs(), config.payment_queue_url), backoff
+
+
 def payment_provider(name: str, table: dynamo.Table) -> PaymentProvider:
     """The PaymentProvider called ``name``. A real provider's adapter is one more case here."""
     if name == SANDBOX:
@@ -203,6 +214,24 @@ def archiver() -> "ArchivePorts":
 
 
 @cache
+def expiry_job() -> "ExpiryPorts":
+    """The payment-window sweeper's table and policy."""
+    # Imported here, as the archive's: the API functions import this module and never run the job.
+    from shopfeed.commerce.orders.expiry import ExpiryPolicy, ExpiryPorts
+
+    config = settings(OrderExpirySettings)
+    return ExpiryPorts(
+        store=ExpiryRepository(dynamo.Table(clients.dynamodb(), config.commerce_table_name)),
+        policy=ExpiryPolicy(
+            window=timedelta(minutes=config.payment_window_minutes),
+            max_orders=config.expiry_max_orders_per_run,
+            stop_margin=timedelta(seconds=config.expiry_stop_margin_seconds),
+            workers=config.expiry_workers,
+        ),
+    )
+
+
+@cache
 def snapshot_job() -> SnapshotPorts:
     """The snapshot job's table, retention and write rate."""
     config = settings(InventorySnapshotSettings)
@@ -228,7 +257,7 @@ def reset() -> None:
     for factory in (
         *(cursors, api_table, repository, carts, reviews, stream_table, search_sync_queue, api_search_index),
         *(relay_ports, sweeper_ports),
-        *(payments, payment_lists, payment_queue, payment_worker_ports, shipments, shipment_lists),
-        *(archiver, snapshot_job, snapshots, email_ports),
+        *(payments, payment_lists, payment_queue, payment_worker_ports, payment_redelivery, shipments, shipment_lists),
+        *(archiver, snapshot_job, snapshots, email_ports, expiry_job),
     ):
         factory.cache_clear()

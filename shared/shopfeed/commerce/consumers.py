@@ -6,7 +6,11 @@ idempotent, because a partial-batch retry delivers again every record after the 
 (``platform.exactly_once``). The payment worker settles an attempt once however often its message comes.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from aws_lambda_powertools.utilities.batch import BatchProcessor
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 
 from shopfeed.commerce import bootstrap
 from shopfeed.commerce.catalog import search
@@ -36,5 +40,13 @@ def queue_payment_attempts(changes: Sequence[streams.ItemChange]) -> streams.Fai
 
 
 def settle_payment(body: str) -> Settlement:
-    """One payment queue message: call the provider for its attempt and record the outcome."""
+    """One payment queue message: call the provider for its attempt (or refund) and record the outcome."""
     return payment_worker.handle_message(body, *bootstrap.payment_worker_ports())
+
+
+def settle_payments(event: Mapping[str, Any], processor: BatchProcessor) -> PartialItemFailureResponse:
+    """A batch of payment queue messages, each settled on its own; failed ones are held back, longer
+    after each receive (``commerce.payments.worker.BACKOFF``)."""
+    store, provider = bootstrap.payment_worker_ports()
+    redelivery, backoff = bootstrap.payment_redelivery()
+    return payment_worker.handle_batch(event, processor, store, provider, redelivery, backoff)

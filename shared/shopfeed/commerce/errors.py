@@ -99,6 +99,25 @@ class PaymentInProgress(DomainError):
         return {"order_id": self.order_id, "attempt_id": self.attempt_id}
 
 
+class RefundExceedsCapture(DomainError):
+    """A refund would take the payment's refunded total past the amount captured: refused by the
+    attempt's condition, nothing written."""
+
+    def __init__(self, order_id: str, attempt_id: str, captured: int, refunded: int) -> None:
+        super().__init__(
+            f"Payment {attempt_id} of order {order_id} has {captured - refunded} minor units left to refund."
+        )
+        self.order_id, self.attempt_id, self.captured, self.refunded = order_id, attempt_id, captured, refunded
+
+    def extensions(self) -> dict[str, object]:
+        return {
+            "order_id": self.order_id,
+            "attempt_id": self.attempt_id,
+            "captured": self.captured,
+            "refunded": self.refunded,
+        }
+
+
 class OrderNotPayable(DomainError):
     def __init__(self, order_id: str, status: str) -> None:
         super().__init__(f"Order {order_id} is {status}; only a Placed order can be paid.")
@@ -155,3 +174,4 @@ class CartFull(DomainError):
 
 problems.register(EmptyCart, HTTPStatus.CONFLICT, "cart-empty", "Cart empty")
 problems.register(CartFull, HTTPStatus.CONFLICT, "cart-full", "Cart full")
+problems.register(RefundExceedsCapture, HTTPStatus.CONFLICT, "refund-exceeds-capture", "Refund exceeds capture")

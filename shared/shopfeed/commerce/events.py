@@ -3,17 +3,31 @@
 ``detail`` is the public contract subscribers rely on: add fields, never rename or remove them.
 """
 
+from collections.abc import Mapping
 from typing import Final
 
-from shopfeed.commerce.models import Order, OrderStatus, PaymentAttempt, PaymentStatus, Shipment, ShipmentStatus
+from shopfeed.commerce.models import (
+    Order,
+    OrderStatus,
+    PaymentAttempt,
+    PaymentStatus,
+    Refund,
+    RefundStatus,
+    Shipment,
+    ShipmentStatus,
+)
 from shopfeed.platform.clock import derived_id, new_id
 from shopfeed.platform.outbox import OutboxEvent
 
 SOURCE: Final = "shopfeed.commerce"
 ORDER_PLACED: Final = "OrderPlaced"
 ORDER_CANCELLED: Final = "OrderCancelled"
+ORDER_EXPIRED: Final = "OrderExpired"
 PAYMENT_AUTHORIZED: Final = "PaymentAuthorized"
 PAYMENT_DECLINED: Final = "PaymentDeclined"
+# The customer-email worker listens for PaymentRefunded by this exact detail-type.
+PAYMENT_REFUNDED: Final = "PaymentRefunded"
+REFUND_DECLINED: Final = "RefundDeclined"
 ORDER_STATUS_CHANGED: Final = "OrderStatusChanged"
 SHIPMENT_STATUS_CHANGED: Final = "ShipmentStatusChanged"
 
@@ -59,33 +73,72 @@ def order_cancelled(order: Order, cancelled_by: str) -> OutboxEvent:
     )
 
 
+def order_expired(order: Order, window_minutes: int) -> OutboxEvent:
+    """The order was not paid within the payment window: it is Expired and its stock restored."""
+    return OutboxEvent(
+        event_id=new_id(),
+        event_type=ORDER_EXPIRED,
+        source=SOURCE,
+        aggregate_id=order.order_id,
+        occurred_at=order.updated_at,
+        detail={
+            "order_id": order.order_id,
+            "user_id": order.user_id,
+            "placed_at": order.placed_at,
+            "expired_at": order.updated_at,
+            "payment_window_minutes": window_minutes,
+            "total": order.total.model_dump(),
+            "restocked": _lines(order),
+        },
+    )
+
+
 # -- payments and shipments -----------------------------------------------------------------------
+
+
+def _settled(
+    event_type: str, created_at: str, settled_id: str, attempt: PaymentAttempt, at: str, detail: Mapping[str, object]
+) -> OutboxEvent:
+    """A provider's answer as an event. Its id is derived from what was settled, so recording the
+    answer twice would put the same event, never a second one."""
+    common = {"order_id": attempt.order_id, "attempt_id": attempt.attempt_id, "user_id": attempt.user_id}
+    return OutboxEvent(
+        event_id=derived_id(created_at, f"{event_type}|{settled_id}"),
+        event_type=event_type,
+        source=SOURCE,
+        aggregate_id=attempt.order_id,
+        occurred_at=at,
+        detail={**common, **detail},
+    )
 
 
 def payment_settled(attempt: PaymentAttempt) -> OutboxEvent:
     """PaymentAuthorized (the order is Paid by the same transaction) or PaymentDeclined (the order is
-    still Placed and payable again). The id comes from the attempt, so recording the outcome twice
-    would put the same event, never a second one."""
+    still Placed and payable again)."""
     authorized = attempt.status is PaymentStatus.AUTHORIZED
-    event_type = PAYMENT_AUTHORIZED if authorized else PAYMENT_DECLINED
-    common = {
-        "order_id": attempt.order_id,
-        "attempt_id": attempt.attempt_id,
-        "user_id": attempt.user_id,
-        "amount": attempt.amount.model_dump(),
-    }
     outcome = (
         {"provider_reference": attempt.provider_reference, "authorized_at": attempt.updated_at, "order_status": "Paid"}
         if authorized
         else {"decline_code": attempt.decline_code, "declined_at": attempt.updated_at}
     )
-    return OutboxEvent(
-        event_id=derived_id(attempt.created_at, f"{event_type}|{attempt.attempt_id}"),
-        event_type=event_type,
-        source=SOURCE,
-        aggregate_id=attempt.order_id,
-        occurred_at=attempt.updated_at,
-        detail={**common, **outcome},
+    event_type = PAYMENT_AUTHORIZED if authorized else PAYMENT_DECLINED
+    detail = {"amount": attempt.amount.model_dump(), **outcome}
+    return _settled(event_type, attempt.created_at, attempt.attempt_id, attempt, attempt.updated_at, detail)
+
+
+def refund_settled(attempt: PaymentAttempt, refund: Refund) -> OutboxEvent:
+    """PaymentRefunded (the order is Refunded by the same transaction) or RefundDeclined (the refund
+    is Failed; the order stays Cancelled or Returned, and ops take it from there: docs/operations.md)."""
+    refunded = refund.status is RefundStatus.REFUNDED
+    outcome = (
+        {"provider_reference": refund.provider_reference, "refunded_at": refund.updated_at, "order_status": "Refunded"}
+        if refunded
+        else {"decline_code": refund.decline_code, "declined_at": refund.updated_at}
+    )
+    event_type = PAYMENT_REFUNDED if refunded else REFUND_DECLINED
+    detail = {"refund_id": refund.refund_id, "amount": refund.amount.model_dump(), "reason": refund.reason.value}
+    return _settled(
+        event_type, refund.requested_at, refund.refund_id, attempt, refund.updated_at, {**detail, **outcome}
     )
 
 

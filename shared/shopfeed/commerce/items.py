@@ -16,6 +16,7 @@ from shopfeed.commerce.models import (
     InventoryLevel,
     Order,
     OrderLine,
+    OrderMove,
     OrderSummary,
     PaymentAttempt,
     Product,
@@ -37,6 +38,7 @@ PAID_ORDERS: Final = "paid_orders"
 PRODUCT: Final = "Product"
 ORDER: Final = "Order"
 ORDER_LINE: Final = "OrderLine"
+ORDER_HISTORY: Final = "OrderHistory"
 OUTBOX_EVENT: Final = "OutboxEvent"
 # The guard of an event's customer email (commerce.emails.repository).
 EMAIL_NOTICE: Final = "EmailNotice"
@@ -132,6 +134,20 @@ def order_line_from(item: Item) -> OrderLine:
     )
 
 
+def order_history_item(move: OrderMove) -> Item:
+    """The status-history item of one move (``orders.repository.history_op`` puts it in a move's
+    own transaction)."""
+    return {
+        **keys.order_history(move.order_id, move.version),
+        "entity_type": ORDER_HISTORY,
+        **move.model_dump(exclude_none=True),
+    }
+
+
+def order_move_from(item: Item) -> OrderMove:
+    return OrderMove.model_validate({k: item[k] for k in OrderMove.model_fields if k in item})
+
+
 def order_summary_from(item: Item) -> OrderSummary:
     return OrderSummary.model_validate({k: item[k] for k in keys.ORDER_SUMMARY_ATTRIBUTES})
 
@@ -160,10 +176,17 @@ def outbox_event_from(item: Item) -> OutboxEvent:
 PAYMENT_ATTEMPT: Final = "PaymentAttempt"
 SHIPMENT: Final = "Shipment"
 SANDBOX_CHARGE: Final = "SandboxCharge"
+SANDBOX_REFUND: Final = "SandboxRefund"
 
 # On the order header while one of its attempts is in flight: the id of that attempt. Starting a
 # payment and cancelling both require it absent, so one payment at a time and never a cancel under it.
 PAYMENT_PENDING: Final = "payment_pending"
+# On the order header while its refund is in flight: the refund's id (the payment worker's guard).
+REFUND_PENDING: Final = "refund_pending"
+# On an authorized attempt: the minor units refunded or being refunded. Starting a refund adds to it
+# under the condition that it stays within the amount captured (decision 104); a declined refund
+# takes its amount back off.
+REFUNDED: Final = "refunded"
 
 
 def purchase_change(user_id: str, product_id: str, delta: int) -> tuple[keys.Key, Update]:

@@ -8,6 +8,8 @@ Base table (PK / SK):
     EMAIL#<email>           GUARD                   unique-email guard (points at the user)
     PRODUCT#<product_id>    META                    product, price and stock
     ORDER#<order_id>        META                    order header
+    ORDER#<order_id>        HISTORY#000001 ..       status history: one per move, by the order's version after it
+                                                    (sorts before LINE#: never in the header-and-lines read)
     ORDER#<order_id>        LINE#0001 ..            order lines (sort before META: one Query gets both)
     ORDER#<order_id>        PAYMENT#<attempt_id>    payment attempts (ULIDs: newest last, read descending)
     ORDER#<order_id>        SHIPMENT#<shipment_id>  shipments of the order
@@ -15,6 +17,7 @@ Base table (PK / SK):
     PRODUCT#<product_id>    REVIEW#<user_id>        a review (one per user per product: its natural key)
     APPLIED#<sequence no.>  <target>                mark: a stream record was counted on <target> (48 h)
     SANDBOX#<key>           CHARGE                  the sandbox payment provider's ledger (one per idempotency key)
+    SANDBOX#<key>           REFUND                  the same for refunds (the refund id is the key)
     ARCHIVE                 BATCH#<batch_id>        archive manifest: an S3 batch of orders in flight (ECOM-011)
     ARCHIVE                 LEASE                   the archive run holding the job (runs never overlap)
     SNAPSHOT#<yyyy-mm-dd>   <product_id>            a product's stock level on that day (TTL)
@@ -33,13 +36,15 @@ Indexes (attribute names say which index they feed):
     ShipmentsByStatus   shipping_pk    = SHIPPING#<status>#<carrier>#<yyyy-mm>
                         shipping_sk    = <updated_at>#<shipment_id>
     OrdersByAge         by_age_pk      = AGE#<n>                        by_age_sk      = <placed_at>#<order_id>
+    UnpaidOrders        unpaid_pk      = UNPAID#<n>                     unpaid_sk      = <placed_at>#<order_id>
+                        (sparse: an order is listed while it is Placed, for the payment-window sweeper)
     Catalog             catalog_pk     = CATALOG                        catalog_sk     = <product_id>
 """
 
 from collections.abc import Mapping
 from typing import Any, Final
 
-from shopfeed.commerce.models import ReviewSummary
+from shopfeed.commerce.models import OrderStatus, ReviewSummary
 from shopfeed.platform import key_parts
 from shopfeed.platform.dynamo import IndexSpec
 from shopfeed.platform.key_parts import index_key, newest_first
@@ -54,6 +59,7 @@ META: Final = "META"
 CATEGORY: Final = "CATEGORY#"
 ORDER: Final = "ORDER#"
 LINE: Final = "LINE#"
+HISTORY: Final = "HISTORY#"
 STATUS: Final = "STATUS#"
 OUTBOX: Final = "OUTBOX#"
 EVENT: Final = "EVENT"
@@ -271,6 +277,12 @@ def order_line(order_id: str, line_no: int) -> Key:
     return {"PK": ORDER + order_id, "SK": f"{LINE}{line_no:04d}"}
 
 
+def order_history(order_id: str, version: int) -> Key:
+    """A move of the order, named by the version it left the order at (zero-padded: text order is
+    move order). ``H`` sorts before ``L``: ``read_order``'s LINE#..META range never reads history."""
+    return {"PK": ORDER + order_id, "SK": f"{HISTORY}{version:06d}"}
+
+
 def order_by_user(user_id: str, placed_at: str, order_id: str) -> Key:
     return index_key(ORDERS_BY_USER, _user_part(user_id), newest_first(placed_at, order_id))
 
@@ -326,6 +338,7 @@ SHIPMENT: Final = "SHIPMENT#"
 SHIPPING: Final = "SHIPPING#"
 SANDBOX: Final = "SANDBOX#"
 CHARGE: Final = "CHARGE"
+REFUND: Final = "REFUND"
 
 # Every attempt passes through the pending index once (written Pending, removed when settled), as every
 # event passes through UnpublishedOutbox: sharded the same way so a payment peak never throttles it.
@@ -398,6 +411,10 @@ def sandbox_charge(idempotency_key: str) -> Key:
     return {"PK": SANDBOX + idempotency_key, "SK": CHARGE}
 
 
+def sandbox_refund(idempotency_key: str) -> Key:
+    return {"PK": SANDBOX + idempotency_key, "SK": REFUND}
+
+
 # -- archive (ECOM-011) and inventory snapshots -------------------------------------------------------
 
 AGE: Final = "AGE#"
@@ -448,7 +465,7 @@ def order_by_age(placed_at: str, order_id: str) -> Key:
 
 
 def placed_before(placed_at: str) -> str:
-    """The OrdersByAge sort-key bound below which every order was placed before ``placed_at``
+    """The OrdersByAge (and UnpaidOrders) sort-key bound below which every order was placed before ``placed_at``
     (ISO-8601 UTC, which sorts as text in time order)."""
     return placed_at
 
@@ -481,6 +498,36 @@ def snapshot_partition(day: str) -> str:
     return SNAPSHOT + day
 
 
+# -- the payment window ------------------------------------------------------------------------------
+
+UNPAID: Final = "UNPAID#"
+
+# Every order placed passes through the unpaid index (written Placed, removed by the move out of it), as
+# every order passes through OrdersByAge: sharded the same way, for the same reason.
+UNPAID_ORDER_SHARDS: Final = 4
+
+# Sparse and KEYS_ONLY: an order is listed while it is Placed, oldest placement first; every move out of
+# Placed (reindexed: it reads ``status``) takes it out. The sweeper reads the order itself, strongly.
+UNPAID_ORDERS: Final = IndexSpec(
+    "UnpaidOrders",
+    "unpaid_pk",
+    "unpaid_sk",
+    holds=("Order",),
+    reads=("status", "placed_at", "order_id"),
+    keys_of=lambda o: unpaid_order(o["placed_at"], o["order_id"]) if o["status"] == OrderStatus.PLACED else None,
+    projection=(),
+)
+
+
+def unpaid_partition(shard: int) -> str:
+    return f"{UNPAID}{shard}"
+
+
+def unpaid_order(placed_at: str, order_id: str) -> Key:
+    partition = unpaid_partition(key_parts.shard(order_id, UNPAID_ORDER_SHARDS))
+    return index_key(UNPAID_ORDERS, partition, newest_first(placed_at, order_id))
+
+
 # Every index of CommerceTable (template.yaml declares exactly these; a template test compares).
 INDEXES: Final = (
     PRODUCTS_BY_CATEGORY,
@@ -495,4 +542,5 @@ INDEXES: Final = (
     SHIPMENTS_BY_STATUS,
     ORDERS_BY_AGE,
     CATALOG_INDEX,
+    UNPAID_ORDERS,
 )

@@ -11,7 +11,7 @@ from shopfeed.platform.models import Model
 from shopfeed.platform.types import Money, UserId, Version
 
 # TransactWriteItems takes at most 100 items: an order writes its header, one line and one stock
-# decrement per product, an outbox event and an idempotency record: 3 + 2n <= 100.
+# decrement per product, an outbox event, its status-history item and an idempotency record: 4 + 2n <= 100.
 MAX_ORDER_LINES: Final = 48
 
 
@@ -91,18 +91,24 @@ class OrderStatus(StrEnum):
     DELIVERED = "Delivered"
     RETURNED = "Returned"
     CANCELLED = "Cancelled"
+    REFUNDED = "Refunded"
+    # Not paid within the payment window: cancelled by the sweeper, its stock restored (decision 97).
+    EXPIRED = "Expired"
 
     def can_become(self, target: "OrderStatus") -> bool:
         return target in _TRANSITIONS[self]
 
 
 _TRANSITIONS: dict[OrderStatus, frozenset[OrderStatus]] = {
-    OrderStatus.PLACED: frozenset({OrderStatus.PAID, OrderStatus.CANCELLED}),
+    OrderStatus.PLACED: frozenset({OrderStatus.PAID, OrderStatus.CANCELLED, OrderStatus.EXPIRED}),
     OrderStatus.PAID: frozenset({OrderStatus.SHIPPED, OrderStatus.CANCELLED}),
     OrderStatus.SHIPPED: frozenset({OrderStatus.DELIVERED, OrderStatus.RETURNED}),
     OrderStatus.DELIVERED: frozenset({OrderStatus.RETURNED}),
-    OrderStatus.RETURNED: frozenset(),
-    OrderStatus.CANCELLED: frozenset(),
+    # Refunded: the provider gave the payment back (the payment worker moves it; docs/data-model.md).
+    OrderStatus.RETURNED: frozenset({OrderStatus.REFUNDED}),
+    OrderStatus.CANCELLED: frozenset({OrderStatus.REFUNDED}),
+    OrderStatus.REFUNDED: frozenset(),
+    OrderStatus.EXPIRED: frozenset(),
 }
 
 
@@ -127,6 +133,43 @@ class Order(Model):
     line_count: int
     version: Version
     lines: tuple[OrderLine, ...] = ()
+
+
+# The actors of moves no person makes (the status history's ``by``): the payment worker settling an
+# attempt, the payment-window sweeper expiring an unpaid order.
+PAYMENTS_ACTOR: Final = "system:payments"
+EXPIRY_ACTOR: Final = "system:payment-window"
+
+
+class OrderMove(Model):
+    """One move of an order along its state machine, as its status history keeps it (HISTORY): who,
+    when, from, to, why. Written in the move's own transaction, one per move."""
+
+    order_id: str
+    # The order's owner: the history Query authorises the caller with a filter, as the lines do.
+    user_id: UserId
+    # The order's version after the move: it names the history item, so moves sort as they happened
+    # (whatever the clocks of the writers say) and one version is never recorded twice.
+    version: Version
+    from_status: OrderStatus | None = None  # None: the order was placed
+    to_status: OrderStatus
+    at: str
+    by: str
+    reason: str
+
+    @classmethod
+    def of(cls, before: OrderStatus | None, after: "Order", by: str, reason: str) -> "OrderMove":
+        """The move that left the order as ``after`` (its status, version and update time)."""
+        return cls(
+            order_id=after.order_id,
+            user_id=after.user_id,
+            version=after.version,
+            from_status=before,
+            to_status=after.status,
+            at=after.updated_at,
+            by=by,
+            reason=reason,
+        )
 
 
 class Restocked(Model):
@@ -167,6 +210,27 @@ class PaymentStatus(StrEnum):
     DECLINED = "Declined"
 
 
+class RefundStatus(StrEnum):
+    PENDING = "Pending"
+    REFUNDED = "Refunded"
+    FAILED = "Failed"
+
+
+class Refund(Model):
+    """The refund of an authorized attempt: the whole amount, once (decision 103), started with the
+    order's cancel or return and settled by the payment worker (``refund_id`` is the provider's
+    idempotency key)."""
+
+    refund_id: str
+    status: RefundStatus
+    amount: Money
+    reason: OrderStatus  # what started it: the order Cancelled or Returned
+    requested_at: str
+    updated_at: str
+    provider_reference: str | None = None
+    decline_code: str | None = None
+
+
 class PaymentAttempt(Model):
     """One attempt to pay an order: written Pending by the API, settled once by the payment worker.
 
@@ -184,6 +248,7 @@ class PaymentAttempt(Model):
     payment_method: str | None = None
     provider_reference: str | None = None
     decline_code: str | None = None
+    refund: Refund | None = None
 
 
 # -- shipments --------------------------------------------------------------------------------------
@@ -194,6 +259,7 @@ class ShipmentStatus(StrEnum):
     SHIPPED = "Shipped"
     DELIVERED = "Delivered"
     RETURNED = "Returned"
+    CANCELLED = "Cancelled"  # a parcel not shipped yet, cancelled with its paid order
 
     def can_become(self, target: "ShipmentStatus") -> bool:
         return target in _SHIPMENT_TRANSITIONS[self]
@@ -206,10 +272,11 @@ class ShipmentStatus(StrEnum):
 
 
 _SHIPMENT_TRANSITIONS: dict[ShipmentStatus, frozenset[ShipmentStatus]] = {
-    ShipmentStatus.CREATED: frozenset({ShipmentStatus.SHIPPED}),
+    ShipmentStatus.CREATED: frozenset({ShipmentStatus.SHIPPED}),  # Cancelled only with its order
     ShipmentStatus.SHIPPED: frozenset({ShipmentStatus.DELIVERED, ShipmentStatus.RETURNED}),
     ShipmentStatus.DELIVERED: frozenset({ShipmentStatus.RETURNED}),
     ShipmentStatus.RETURNED: frozenset(),
+    ShipmentStatus.CANCELLED: frozenset(),
 }
 _ORDER_STATUS_OF: dict[ShipmentStatus, OrderStatus] = {
     ShipmentStatus.SHIPPED: OrderStatus.SHIPPED,
@@ -267,8 +334,8 @@ class InventoryLevel(Model):
 # -- the cart (seed 001, AP 8) --------------------------------------------------------------------
 
 # Checkout writes, in one TransactWriteItems: the order header, per line an order line, a stock
-# decrement and a cart-line delete, the cart header, the outbox event and the key record: 3n + 4
-# items. 30 lines take 94 of DynamoDB's 100, leaving room for an item or two more in the placement.
+# decrement and a cart-line delete, the cart header, the outbox event, the order's first history item
+# and the key record: 3n + 5 items. 30 lines take 95 of DynamoDB's 100.
 MAX_CART_LINES: Final = 30
 MAX_CART_QUANTITY: Final = 100
 

@@ -9,6 +9,7 @@ from shopfeed.commerce.models import (
     InventoryLevel,
     Order,
     OrderLine,
+    OrderMove,
     OrderStatus,
     OrderSummary,
     PaymentAttempt,
@@ -16,6 +17,7 @@ from shopfeed.commerce.models import (
     Product,
     ProductSummary,
     RatingTotals,
+    RefundStatus,
     Restocked,
     Shipment,
     ShipmentStatus,
@@ -163,6 +165,26 @@ class OrderPage(View):
     next_cursor: str | None
 
 
+class OrderMoveView(View):
+    """One move of an order: who (a user id, or ``system:<job>``), when, from (null: placed), to, why."""
+
+    version: int
+    from_status: OrderStatus | None
+    to_status: OrderStatus
+    at: str
+    by: str
+    reason: str
+
+    @classmethod
+    def of(cls, move: OrderMove) -> "OrderMoveView":
+        return cls.model_validate(move.model_dump(include=set(cls.model_fields)))
+
+
+class OrderHistoryPage(View):
+    items: list[OrderMoveView]
+    next_cursor: str | None
+
+
 # -- payments ---------------------------------------------------------------------------------------
 
 # The provider's token for a payment method, made by its client SDK in the customer's browser: opaque,
@@ -179,6 +201,20 @@ class PayOrder(Request):
     ]
 
 
+class RefundView(View):
+    """The refund of an authorized payment: the whole amount, started when the order was cancelled
+    or returned; Pending until the provider answers, then Refunded or Failed (declined)."""
+
+    refund_id: str
+    status: RefundStatus
+    amount: Money
+    reason: OrderStatus
+    requested_at: str
+    updated_at: str
+    provider_reference: str | None = None
+    decline_code: str | None = None
+
+
 class PaymentView(View):
     attempt_id: str
     order_id: str
@@ -189,6 +225,7 @@ class PaymentView(View):
     updated_at: str
     provider_reference: str | None = None
     decline_code: str | None = None
+    refund: RefundView | None = None
 
     @classmethod
     def of(cls, attempt: PaymentAttempt) -> "PaymentView":

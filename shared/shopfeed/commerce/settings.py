@@ -31,6 +31,10 @@ class PaymentWorkerSettings(Settings):
     # Which PaymentProvider settles attempts (bootstrap.payment_provider). Only the sandbox ships; a
     # real provider's adapter adds its name here and its class there.
     payment_provider: Literal["sandbox"] = "sandbox"
+    # Failed messages are held back on this queue (the one the worker reads), longer each receive.
+    payment_queue_url: Annotated[str, Field(min_length=1)]
+    # The first hold-back of a failed message (PaymentRetrySeconds), doubling each receive.
+    payment_retry_seconds: Annotated[int, Field(ge=1, le=900)] = 30
 
 
 class OrderEmailSettings(Settings):
@@ -65,3 +69,15 @@ class InventorySnapshotSettings(Settings):
     snapshot_retention_days: Annotated[int, Field(ge=1)] = 90
     # A day's snapshots share one partition (~1,000 writes/s at most): the job stays well below it.
     snapshot_writes_per_second: Annotated[float, Field(gt=0, le=1000)] = 500
+
+
+class OrderExpirySettings(Settings):
+    commerce_table_name: Annotated[str, Field(min_length=3)]
+    # An order not paid this long after its placement is expired (template parameter PaymentWindowMinutes).
+    payment_window_minutes: Annotated[int, Field(ge=1, le=10080)] = 30
+    # A sweep's bound: it stops after this many orders (the next sweep, a minute later, goes on).
+    expiry_max_orders_per_run: Annotated[int, Field(ge=1)] = 5000
+    # No chunk of 100 orders is begun with less time left than this.
+    expiry_stop_margin_seconds: Annotated[int, Field(ge=0)] = 10
+    # Orders expired at once (each is a read and a transaction, waiting on the network).
+    expiry_workers: Annotated[int, Field(ge=1, le=32)] = 8

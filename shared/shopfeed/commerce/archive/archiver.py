@@ -29,7 +29,7 @@ from typing import Any, Final, Protocol
 
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.archive.repository import Candidate, HeaderDelete
-from shopfeed.commerce.models import ArchiveBatch, BatchState
+from shopfeed.commerce.models import ArchiveBatch, BatchState, OrderStatus
 from shopfeed.platform import dynamo
 from shopfeed.platform.clock import iso, new_id, utc_now
 from shopfeed.platform.objects import ObjectStore, md5_hex
@@ -93,6 +93,7 @@ class ArchiveReport:
     items: int = 0  # their items (headers included)
     kept: int = 0  # orders changed after their object was written: kept hot, taken out of the object
     paying: int = 0  # old orders with a payment in flight: left hot for a later run
+    unpaid: int = 0  # old orders still Placed (their stock is held): left hot until paid or expired
 
     @property
     def counts(self) -> dict[str, int | str]:
@@ -104,6 +105,7 @@ class ArchiveReport:
             "items": self.items,
             "kept": self.kept,
             "paying": self.paying,
+            "unpaid": self.unpaid,
         }
 
 
@@ -224,15 +226,26 @@ class _Job:
         """New batches of old orders (the index may list some that are gone already: they are left out).
         An object holds the orders of one month of placement, as the orders' headers say."""
         orders = self._store.read_orders(order_ids)
-        # An order whose payment is in flight is not done: archiving it would strand the attempt the
-        # payment worker is about to settle. It stays until the payment settles (a later run takes it).
-        paying = {order_id for order_id, partition in orders.items() if items.PAYMENT_PENDING in header_of(partition)}
+        # An order whose payment (or refund) is in flight is not done: archiving it would strand the
+        # attempt the payment worker is about to settle. It stays until that settles (a later run takes it).
+        in_flight = (items.PAYMENT_PENDING, items.REFUND_PENDING)
+        paying = {o for o, partition in orders.items() if any(f in header_of(partition) for f in in_flight)}
         if paying:
             logger.info("old orders with a payment in flight: left hot", order_ids=sorted(paying))
             self._report.paying += len(paying)
+        # An unpaid order holds its products' stock: archiving it would take that stock out of the shop
+        # for good. The payment window expires it (restocking it), and a later run archives it.
+        unpaid = {
+            order_id
+            for order_id, partition in orders.items()
+            if order_id not in paying and header_of(partition)["status"] == OrderStatus.PLACED
+        }
+        if unpaid:
+            logger.info("old orders still unpaid: left hot", order_ids=sorted(unpaid))
+            self._report.unpaid += len(unpaid)
         by_month: dict[str, Orders] = {}
         for order_id, partition in orders.items():
-            if order_id in paying:
+            if order_id in paying or order_id in unpaid:
                 continue
             by_month.setdefault(str(header_of(partition)["placed_at"])[:7], {})[order_id] = partition
         for month, group in by_month.items():

@@ -164,8 +164,12 @@ class ArchiveRepository:
 
     def delete_header(self, order_id: str, version: int) -> HeaderDelete:
         """Delete an order's header if it still has the ``version`` that was archived and no payment
-        started since (starting one flags the order without moving its version)."""
-        unchanged = Attr("version").eq(version) & Attr(items.PAYMENT_PENDING).not_exists()
+        started since (starting one flags the order without moving its version), nor a refund."""
+        unchanged = (
+            Attr("version").eq(version)
+            & Attr(items.PAYMENT_PENDING).not_exists()
+            & Attr(items.REFUND_PENDING).not_exists()
+        )
         try:
             self._table.delete(keys.order(order_id), unchanged)
         except dynamo.ConditionFailed as failed:

@@ -4,9 +4,12 @@ Returns domain models, never raw items; turns failed conditions and cancelled tr
 domain errors right here, reading the reasons by label; owns the pagination cursors of its lists.
 """
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Final
 
 from boto3.dynamodb.conditions import Attr
 
@@ -23,12 +26,14 @@ from shopfeed.commerce.errors import (
 from shopfeed.commerce.models import (
     Order,
     OrderLine,
+    OrderMove,
     OrderStatus,
     OrderSummary,
 )
+from shopfeed.commerce.payments import refunds
 from shopfeed.platform import dynamo, idempotency
 from shopfeed.platform.dynamo import BASE_TABLE, Transaction, Update
-from shopfeed.platform.errors import NotFound, StaleVersion
+from shopfeed.platform.errors import Contention, NotFound, StaleVersion
 from shopfeed.platform.idempotency import Created, IdempotentRequest, Snapshot
 from shopfeed.platform.models import Page
 from shopfeed.platform.outbox import OutboxEvent
@@ -39,12 +44,26 @@ if TYPE_CHECKING:
 
 # Transaction labels: cancellation reasons are read by these, never by position.
 _KEY = "idempotency-key"
+HISTORY: Final = "history"
+_ORDER: Final = "order:"
+_EVENT: Final = "event:"
+
+# One index page per shard and Query: a KEYS_ONLY entry is ~100 bytes.
+UNPAID_PAGE: Final = 100
 
 # What a key record keeps of the value it created. Bump a version (with an upgrade of the older
 # JSON) when a model gains a required field; see platform.idempotency.Snapshot.
 ORDER_SNAPSHOT = Snapshot(Order, version=1)
 _STOCK = "stock:"
 _PURCHASE = "purchase:"
+
+
+def history_op(table: dynamo.Table, move: OrderMove) -> "TransactWriteItemTypeDef":
+    """The status-history item of ``move``, for the transaction that makes the move: every repository
+    that moves an order adds ``transaction.add(HISTORY, history_op(self._table, move))``, so the move
+    and its record commit together or not at all. Put only if absent: a version recorded twice (a
+    writer holding a stale order) cancels the move instead of rewriting history."""
+    return table.put_op(items.order_history_item(move), if_absent=True)
 
 
 class CommerceRepository(CatalogRepository):
@@ -75,6 +94,7 @@ class CommerceRepository(CatalogRepository):
         for line in order.lines:
             transaction.add(_STOCK + line.product_id, self._decrement_stock(line))
         transaction.add("event", self._table.put_op(items.outbox_item(event), if_absent=True))
+        transaction.add(HISTORY, history_op(self._table, OrderMove.of(None, order, order.user_id, "placed")))
         transaction.add(_KEY, idempotency.record_put(self._table.name, request, ORDER_SNAPSHOT, order, now))
         for label, op in also:
             transaction.add(label, op)
@@ -110,18 +130,41 @@ class CommerceRepository(CatalogRepository):
     def list_order_lines(self, order_id: str, owner: str | None, limit: int, cursor: str | None) -> Page[OrderLine]:
         """Lines in order. With ``owner``, lines of someone else's order are filtered out in the same
         Query, so the caller is authorised without reading the header first."""
-        found, next_cursor = query_page(
+        found, next_cursor = self._owned_in_order("order-lines", keys.LINE, order_id, owner, limit, cursor)
+        return Page(items=[items.order_line_from(i) for i in found], next_cursor=next_cursor)
+
+    def list_order_history(self, order_id: str, owner: str | None, limit: int, cursor: str | None) -> Page[OrderMove]:
+        """HISTORY: one strongly consistent Query of the order's partition, oldest move first. With
+        ``owner``, someone else's history is filtered out in the same Query."""
+        found, next_cursor = self._owned_in_order(
+            "order-history", keys.HISTORY, order_id, owner, limit, cursor, consistent=True
+        )
+        return Page(items=[items.order_move_from(i) for i in found], next_cursor=next_cursor)
+
+    def _owned_in_order(
+        self,
+        scope: str,
+        prefix: str,
+        order_id: str,
+        owner: str | None,
+        limit: int,
+        cursor: str | None,
+        consistent: bool = False,
+    ) -> tuple[list[dynamo.Item], str | None]:
+        """A page of the order partition's items under ``prefix``, in key order; with ``owner`` only that
+        user's (a filter: the caller is authorised by the same Query)."""
+        return query_page(
             self._table,
             self._cursors,
-            f"order-lines:{order_id}:{owner or '*'}",
+            f"{scope}:{order_id}:{owner or '*'}",
             BASE_TABLE,
             keys.order_partition(order_id),
             limit,
             cursor,
-            where=lambda sk: sk.begins_with(keys.LINE),
+            where=lambda sk: sk.begins_with(prefix),
             filter=Attr("user_id").eq(owner) if owner is not None else None,
+            consistent=consistent,
         )
-        return Page(items=[items.order_line_from(i) for i in found], next_cursor=next_cursor)
 
     def list_orders_of_user(self, user_id: str, limit: int, cursor: str | None) -> Page[OrderSummary]:
         found, next_cursor = query_page(
@@ -149,21 +192,26 @@ class CommerceRepository(CatalogRepository):
         )
         return Page(items=[items.order_summary_from(i) for i in found], next_cursor=next_cursor)
 
-    def cancel_order(self, order: Order, cancelled: Order, event: OutboxEvent) -> None:
-        """Guarded transition (version and state), restock every line, outbox event: one transaction."""
+    def cancel_order(
+        self, order: Order, cancelled: Order, event: OutboxEvent, move: OrderMove, refund_id: str | None = None
+    ) -> None:
+        """Guarded transition (version and state), restock every line, outbox event, the move in the
+        order's history: one transaction.
+
+        A Paid order (``refund_id`` given) is read once more (its authorized attempt and Created
+        parcels, one Query), and the same transaction cancels those parcels and starts the refund of
+        its payment (``payments.refunds``), which the payment worker carries out."""
+        paid = refunds.paid_with(self._table, order.order_id) if refund_id is not None else None
+        if paid is not None and paid.attempt is None:
+            # A Paid order is paid by an attempt written Authorized in the same transaction: never
+            # cancel it without its refund (the money would stay taken).
+            raise RuntimeError(f"paid order {order.order_id} has no authorized payment")
         # An update, not a Put of the whole order: attributes other writers add to the order (payment,
         # shipment) survive the cancel.
-        moved = dynamo.reindexed(
-            keys.INDEXES,
-            items.order_item(cancelled),
-            Update(
-                set={
-                    "status": cancelled.status.value,
-                    "version": cancelled.version,
-                    "updated_at": cancelled.updated_at,
-                }
-            ),
-        )
+        change = {"status": cancelled.status.value, "version": cancelled.version, "updated_at": cancelled.updated_at}
+        if refund_id is not None:
+            change[items.REFUND_PENDING] = refund_id
+        moved = dynamo.reindexed(keys.INDEXES, items.order_item(cancelled), Update(set=change))
         # A payment in flight blocks the cancel, so an approval never lands on a cancelled order.
         guard = (
             Attr("version").eq(order.version)
@@ -185,12 +233,22 @@ class CommerceRepository(CatalogRepository):
                 proof = items.purchase_change(order.user_id, line.product_id, -1)
                 transaction.add(_PURCHASE + line.product_id, self._table.update_op(*proof))
         transaction.add("event", self._table.put_op(items.outbox_item(event), if_absent=True))
+        if paid is not None and paid.attempt is not None and refund_id is not None:
+            refund = refunds.new_refund(paid.attempt, refund_id, OrderStatus.CANCELLED, cancelled.updated_at)
+            refunds.add_refund_start(self._table, transaction, paid.attempt, refund)
+            refunds.add_parcel_cancels(self._table, transaction, paid.unshipped, cancelled.updated_at)
+        transaction.add(HISTORY, history_op(self._table, move))
         try:
             # attempts=1: services.cancel_order re-reads and retries, the one retry layer of a cancel.
             self._table.transact(transaction, busy=f"order {order.order_id}", attempts=1)
         except dynamo.TransactionCancelled as error:
             current = error.reason("order")
             if not current.failed_condition:
+                if error.failed_labels(refunds.PARCEL):
+                    # A parcel moved since it was read (its order moved with it, or will): read again.
+                    raise Contention(f"order {order.order_id}") from error
+                if paid is not None and paid.attempt is not None:
+                    refunds.raise_refund_refused(paid.attempt, error)
                 raise
             if current.item is None:
                 raise NotFound("order", order.order_id) from error
@@ -235,3 +293,113 @@ def _raise_stock_problems(lines: tuple[OrderLine, ...], cancelled: dynamo.Transa
         raise InsufficientStock(short)
     if repriced:
         raise PriceChanged(repriced)
+
+
+class Expiry(StrEnum):
+    """What became of one unpaid order the payment-window sweeper tried to expire."""
+
+    EXPIRED = "expired"
+    PAYING = "paying"  # a payment is in flight: never expired under it (a decline leaves it for the next sweep)
+    MOVED = "moved"  # it left Placed (paid, cancelled, expired by a rival sweep) or is gone
+    BUSY = "busy"  # its transaction kept meeting concurrent writes (an overlapping sweep): the next sweep
+
+
+@dataclass(frozen=True)
+class Expiring:
+    """One order as the sweep expires it: as read, as it will be, its event and its move."""
+
+    order: Order
+    expired: Order
+    event: OutboxEvent
+    move: OrderMove
+
+    @property
+    def items(self) -> int:
+        """The transaction items it takes (header, event, history, one per product it restocks)."""
+        return 3 + len(self.order.lines)
+
+
+class ExpiryRepository:
+    """CommerceTable as the payment-window sweeper sees it: the sparse UnpaidOrders index, the order
+    (strong), and the guarded expiry transaction."""
+
+    def __init__(self, table: dynamo.Table) -> None:
+        self._table = table
+
+    def placed_before(self, cutoff: str, shard: int) -> Iterator[tuple[str, str]]:
+        """``(placed_at, order_id)`` of the unpaid orders of one write shard placed before ``cutoff``
+        (ISO-8601 UTC), oldest first, an index page of ``UNPAID_PAGE`` at a time (eventual: some may
+        have moved since)."""
+        index = keys.UNPAID_ORDERS
+        start: Mapping[str, Any] | None = None
+        while True:
+            response = self._table.query(
+                index,
+                keys.unpaid_partition(shard),
+                where=lambda sk: sk.lt(keys.placed_before(cutoff)),
+                limit=UNPAID_PAGE,
+                start=start,
+            )
+            for raw in response["Items"]:
+                yield keys.placement_of(raw[index.sort_key]["S"])
+            start = response.get("LastEvaluatedKey")
+            if not start:
+                return
+
+    def get_order(self, order_id: str) -> Order | None:
+        return read_order(self._table, order_id)
+
+    def expire(self, expiring: Sequence[Expiring]) -> dict[str, Expiry]:
+        """Expire several orders in one TransactWriteItems (``expiring_items`` of them fit): each order
+        Expired if it is still Placed at the version read with no payment in flight, its event, its
+        history item, and every product's restock summed. An order whose guard fails is left out and
+        the rest sent again, so one paid meanwhile costs its neighbours one more round trip, never
+        their expiry. Answers what became of each order."""
+        outcome: dict[str, Expiry] = {}
+        pending = list(expiring)
+        while pending:
+            try:
+                self._table.transact(self._expiry(pending), busy=f"{len(pending)} orders expiring")
+            except dynamo.TransactionCancelled as error:
+                refused = {
+                    e.order.order_id: error.reason(_ORDER + e.order.order_id)
+                    for e in pending
+                    if error.reason(_ORDER + e.order.order_id).failed_condition
+                }
+                if not refused:
+                    raise
+                for order_id, current in refused.items():
+                    paying = current.item is not None and items.PAYMENT_PENDING in current.item
+                    outcome[order_id] = Expiry.PAYING if paying else Expiry.MOVED
+                pending = [e for e in pending if e.order.order_id not in refused]
+                continue
+            outcome.update(dict.fromkeys((e.order.order_id for e in pending), Expiry.EXPIRED))
+            pending = []
+        return outcome
+
+    def _expiry(self, expiring: Sequence[Expiring]) -> Transaction:
+        # The same guard as a cancel: the version read, still Placed, and no payment in flight (an
+        # approval must never land on an expired order, nor an expiry on a paid one).
+        transaction = Transaction()
+        restock: Counter[str] = Counter()
+        for e in expiring:
+            order, expired = e.order, e.expired
+            change = {"status": expired.status.value, "version": expired.version, "updated_at": expired.updated_at}
+            moved = dynamo.reindexed(keys.INDEXES, items.order_item(expired), Update(set=change))
+            guard = (
+                Attr("version").eq(order.version)
+                & Attr("status").eq(OrderStatus.PLACED.value)
+                & Attr(items.PAYMENT_PENDING).not_exists()
+            )
+            key = keys.order(order.order_id)
+            transaction.add(
+                _ORDER + order.order_id, self._table.update_op(key, moved, condition=guard, return_old_on_failure=True)
+            )
+            transaction.add(_EVENT + order.order_id, self._table.put_op(items.outbox_item(e.event), if_absent=True))
+            transaction.add(HISTORY + ":" + order.order_id, history_op(self._table, e.move))
+            restock.update({line.product_id: line.quantity for line in order.lines})
+        # One item may appear once in a transaction: the orders' units of a product are added together.
+        for product_id, quantity in restock.items():
+            restocked = Update(add={"available": quantity})
+            transaction.add(_STOCK + product_id, self._table.update_op(keys.product(product_id), restocked))
+        return transaction

@@ -9,6 +9,7 @@ from shopfeed.commerce.catalog.services import Catalog
 from shopfeed.commerce.models import (
     Order,
     OrderLine,
+    OrderMove,
     OrderStatus,
     OrderSummary,
 )
@@ -34,7 +35,12 @@ class Commerce(Catalog, Protocol):
     def list_orders_by_status(
         self, status: OrderStatus, month: str, limit: int, cursor: str | None
     ) -> Page[OrderSummary]: ...
-    def cancel_order(self, order: Order, cancelled: Order, event: OutboxEvent) -> None: ...
+    def cancel_order(
+        self, order: Order, cancelled: Order, event: OutboxEvent, move: OrderMove, refund_id: str | None = None
+    ) -> None: ...
+    def list_order_history(
+        self, order_id: str, owner: str | None, limit: int, cursor: str | None
+    ) -> Page[OrderMove]: ...
 
 
 # -- orders -----------------------------------------------------------------------------------
@@ -100,6 +106,17 @@ def list_order_lines(store: Commerce, caller: Caller, order_id: str, limit: int,
     return page
 
 
+def list_order_history(
+    store: Commerce, caller: Caller, order_id: str, limit: int, cursor: str | None
+) -> Page[OrderMove]:
+    """HISTORY, oldest first: the owner's or, for ops, anyone's. An empty first page reads the order to
+    tell an order placed before history was kept (an empty list) from one the caller may not see (404)."""
+    page = store.list_order_history(order_id, None if caller.is_ops else caller.user_id, limit, cursor)
+    if not page.items and cursor is None:
+        _visible_order(store, caller, order_id)
+    return page
+
+
 def list_my_orders(store: Commerce, caller: Caller, limit: int, cursor: str | None) -> Page[OrderSummary]:
     return store.list_orders_of_user(caller.user_id, limit, cursor)
 
@@ -112,7 +129,9 @@ def list_orders_by_status(
 
 
 def cancel_order(store: Commerce, caller: Caller, order_id: str, attempts: int = 5) -> tuple[Order, bool]:
-    """Cancel and restock; answers the order and whether this call cancelled it.
+    """Cancel and restock; answers the order and whether this call cancelled it. A Paid order (not
+    shipped: its first parcel shipped moves it on) starts the refund of its payment in the same
+    transaction, and its parcels not shipped yet are cancelled with it.
 
     Cancelling a cancelled order is a no-op that answers the order (a retried request must not restock
     twice). A concurrent change of the order (stale version, or a transaction in flight on it) is
@@ -126,8 +145,13 @@ def cancel_order(store: Commerce, caller: Caller, order_id: str, attempts: int =
         cancelled = order.model_copy(
             update={"status": OrderStatus.CANCELLED, "updated_at": iso(utc_now()), "version": order.version + 1}
         )
+        refund_id = new_id() if order.status is OrderStatus.PAID else None
+        why = "cancelled by its owner" if caller.user_id == order.user_id else "cancelled by ops"
+        if refund_id is not None:
+            why += f"; refund {refund_id} started"
+        move = OrderMove.of(order.status, cancelled, caller.user_id, why)
         try:
-            store.cancel_order(order, cancelled, events.order_cancelled(cancelled, caller.user_id))
+            store.cancel_order(order, cancelled, events.order_cancelled(cancelled, caller.user_id), move, refund_id)
         except (StaleVersion, Contention):
             if attempt == attempts:
                 raise  # a 412 names the version stored now; a 409 says retry

@@ -1,8 +1,9 @@
 """The payment provider port, and the sandbox provider that ships.
 
 The payment worker calls ``authorize`` once per attempt with the attempt id as the provider's
-idempotency key: a provider answers a repeated key with its first result and never charges twice
-(card processors' APIs work this way). A real provider is another class with the same method: its
+idempotency key, and ``refund`` once per refund with the refund id as its key: a provider answers a
+repeated key with its first result and never charges (or refunds) twice (card processors' APIs work
+this way). A real provider is another class with the same method: its
 HTTP client with a timeout well below the worker's, its credentials read once per container, its
 answers mapped onto ``Approved`` / ``Declined`` / ``ProviderUnavailable``. ``bootstrap`` picks the class
 named by the ``PAYMENT_PROVIDER`` setting.
@@ -14,7 +15,13 @@ currency):
     300000 - 300099   provider unavailable (every call: the attempt ends in the dead-letter queue)
     anything else     approved
 
-It keeps a ledger in CommerceTable (``SANDBOX#<key>``): one item per idempotency key holding the
+and refunds by the amount refunded (which a charge of the same amount approves):
+
+    400000 - 499999   refund declined, code = amount // 100 (4000 - 4999)
+    500000 - 500099   provider unavailable for the refund (every call)
+    anything else     refunded
+
+It keeps a ledger in CommerceTable (``SANDBOX#<key>``, CHARGE or REFUND): one item per idempotency key holding the
 first answer, which it gives again for the same key, and how many calls the key got (tests count
 them). A provider's dashboard is what that ledger stands for; no card data is ever stored.
 """
@@ -32,6 +39,8 @@ from shopfeed.platform.types import Money
 SANDBOX: Final = "sandbox"
 DECLINED_AMOUNTS: Final = range(200_000, 300_000)
 UNAVAILABLE_AMOUNTS: Final = range(300_000, 300_100)
+REFUND_DECLINED_AMOUNTS: Final = range(400_000, 500_000)
+REFUND_UNAVAILABLE_AMOUNTS: Final = range(500_000, 500_100)
 _LEDGER_RETENTION: Final = timedelta(days=30)
 
 
@@ -54,20 +63,26 @@ Outcome = Approved | Declined
 
 
 class ProviderUnavailable(Exception):
-    """No answer came back (timeout, 5xx, throttling): nothing is known to be charged, and the same
-    attempt is tried again later under the same idempotency key."""
+    """No answer came back (timeout, 5xx, throttling): nothing is known to be charged (or refunded),
+    and the same attempt (or refund) is tried again later under the same idempotency key."""
 
     def __init__(self, attempt_id: str) -> None:
-        super().__init__(f"the payment provider did not answer for attempt {attempt_id}")
+        super().__init__(f"the payment provider did not answer for {attempt_id}")
         self.attempt_id = attempt_id
 
 
 class PaymentProvider(Protocol):
-    """Authorizes payments. Implementations are idempotent by ``attempt_id``."""
+    """Authorizes payments and refunds them. Implementations are idempotent by ``attempt_id`` and
+    ``refund_id``."""
 
     def authorize(self, attempt_id: str, amount: Money, payment_method: str) -> Outcome:
         """Authorize ``amount`` on the provider's ``payment_method`` token. A repeated ``attempt_id``
         answers the first outcome and charges nothing more. Raises ProviderUnavailable."""
+        ...
+
+    def refund(self, refund_id: str, amount: Money, charge_reference: str) -> Outcome:
+        """Give ``amount`` of the charge ``charge_reference`` back. A repeated ``refund_id`` answers
+        the first outcome and refunds nothing more. Raises ProviderUnavailable."""
         ...
 
 
@@ -82,6 +97,16 @@ def sandbox_outcome(attempt_id: str, amount: Money) -> Outcome | None:
     return Approved(reference=reference)
 
 
+def sandbox_refund_outcome(refund_id: str, amount: Money) -> Outcome | None:
+    """What the sandbox answers for refunding ``amount`` (None: it is unavailable)."""
+    reference = "sbr_" + hashlib.sha256(refund_id.encode()).hexdigest()[:24]
+    if amount.amount in REFUND_UNAVAILABLE_AMOUNTS:
+        return None
+    if amount.amount in REFUND_DECLINED_AMOUNTS:
+        return Declined(reference=reference, code=str(amount.amount // 100))
+    return Approved(reference=reference)
+
+
 class SandboxProvider:
     """The sandbox (see the module docstring): one UpdateItem per call on its ledger."""
 
@@ -89,15 +114,24 @@ class SandboxProvider:
         self._table = table
 
     def authorize(self, attempt_id: str, amount: Money, payment_method: str) -> Outcome:
-        outcome = sandbox_outcome(attempt_id, amount)
+        ledger = keys.sandbox_charge(attempt_id)
+        return self._call(ledger, items.SANDBOX_CHARGE, attempt_id, amount, sandbox_outcome(attempt_id, amount))
+
+    def refund(self, refund_id: str, amount: Money, charge_reference: str) -> Outcome:
+        ledger = keys.sandbox_refund(refund_id)
+        return self._call(ledger, items.SANDBOX_REFUND, refund_id, amount, sandbox_refund_outcome(refund_id, amount))
+
+    def _call(
+        self, key: keys.Key, entity_type: str, idempotency_key: str, amount: Money, outcome: Outcome | None
+    ) -> Outcome:
         now = utc_now()
-        first = {"entity_type": items.SANDBOX_CHARGE, "idempotency_key": attempt_id, "amount": amount.model_dump()}
+        first = {"entity_type": entity_type, "idempotency_key": idempotency_key, "amount": amount.model_dump()}
         if outcome is not None:
             first |= _stored(outcome)
         # One atomic write counts the call and keeps the first answer (if_not_exists): two calls at
         # once with one key still get one answer between them, as a provider's idempotency gives.
         ledger = self._table.update(
-            keys.sandbox_charge(attempt_id),
+            key,
             dynamo.Update(
                 set={"last_called_at": iso(now)},
                 set_if_absent={
@@ -109,7 +143,7 @@ class SandboxProvider:
             ),
         )
         if "outcome" not in ledger:
-            raise ProviderUnavailable(attempt_id)
+            raise ProviderUnavailable(idempotency_key)
         return _outcome_from(ledger)
 
 

@@ -13,8 +13,17 @@ from boto3.dynamodb.conditions import Attr
 
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.errors import OrderNotPayable, PaymentAmountMismatch, PaymentInProgress
-from shopfeed.commerce.models import Order, OrderStatus, PaymentAttempt, PaymentStatus
-from shopfeed.commerce.orders.repository import read_order
+from shopfeed.commerce.models import (
+    PAYMENTS_ACTOR,
+    Order,
+    OrderMove,
+    OrderStatus,
+    PaymentAttempt,
+    PaymentStatus,
+    Refund,
+    RefundStatus,
+)
+from shopfeed.commerce.orders.repository import HISTORY, history_op, read_order
 from shopfeed.platform import dynamo, idempotency
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.dynamo import BASE_TABLE, Transaction, Update
@@ -88,8 +97,8 @@ class PaymentRepository:
     def record(self, settled: PaymentAttempt, order: Order, event: OutboxEvent) -> bool:
         """The provider's answer, in one TransactWriteItems: the attempt settled (only if still
         Pending), the order Paid (approval) or payable again (decline), the outbox event, and on
-        approval one proof of purchase per product. False when the attempt was already settled: a
-        redelivered or concurrent message, which changes nothing."""
+        approval one proof of purchase per product and the move in the order's history. False when
+        the attempt was already settled: a redelivered or concurrent message, which changes nothing."""
         attempt_key = keys.payment_attempt(settled.order_id, settled.attempt_id)
         outcome = {
             "status": settled.status.value,
@@ -115,13 +124,67 @@ class PaymentRepository:
             for line in order.lines:
                 proof = items.purchase_change(order.user_id, line.product_id, +1)
                 transaction.add(_PURCHASE + line.product_id, self._table.update_op(*proof))
+            # ``order`` was read with the attempt in flight, which no other move passes: its version is
+            # the stored one, and the move below adds one to it.
+            paid = order.model_copy(
+                update={"status": OrderStatus.PAID, "version": order.version + 1, "updated_at": settled.updated_at}
+            )
+            why = f"payment {settled.attempt_id} authorized"
+            transaction.add(HISTORY, history_op(self._table, OrderMove.of(order.status, paid, PAYMENTS_ACTOR, why)))
+        return self._settle(transaction, order.order_id)
+
+    def record_refund(self, attempt: PaymentAttempt, settled: Refund, order: Order, event: OutboxEvent) -> bool:
+        """The provider's answer to a refund, in one TransactWriteItems: the attempt's refund settled
+        (only if this refund is still Pending), the order Refunded (approval: its refund in flight
+        was this one) or left as it is (decline), and the outbox event. A declined refund takes its
+        amount back off the attempt's ``refunded`` total: nothing was given back. False when the
+        refund was settled already (a redelivered or concurrent message), which changes nothing."""
+        attempt_key = keys.payment_attempt(attempt.order_id, attempt.attempt_id)
+        approved = settled.status is RefundStatus.REFUNDED
+        settle = Update(
+            set={"refund": settled.model_dump(exclude_none=True)},
+            add={} if approved else {items.REFUNDED: -settled.amount.amount},
+        )
+        pending = Attr("refund.refund_id").eq(settled.refund_id) & Attr("refund.status").eq(RefundStatus.PENDING.value)
+        # The order as read: with its refund in flight no other move passes it (a second returned
+        # parcel only checks it), so the version read is the stored one and the move adds one to it.
+        in_flight = Attr(items.REFUND_PENDING).eq(settled.refund_id) & Attr("version").eq(order.version)
+        transaction = Transaction()
+        transaction.add(_ATTEMPT, self._table.update_op(attempt_key, settle, condition=pending))
+        transaction.add(
+            _ORDER, self._table.update_op(keys.order(order.order_id), _refund_move(settled, order), condition=in_flight)
+        )
+        transaction.add(_EVENT, self._table.put_op(items.outbox_item(event), if_absent=True))
+        if approved:
+            refunded = order.model_copy(
+                update={"status": OrderStatus.REFUNDED, "version": order.version + 1, "updated_at": settled.updated_at}
+            )
+            why = f"refund {settled.refund_id} of payment {attempt.attempt_id} refunded"
+            move = OrderMove.of(order.status, refunded, PAYMENTS_ACTOR, why)
+            transaction.add(HISTORY, history_op(self._table, move))
+        return self._settle(transaction, order.order_id)
+
+    def _settle(self, transaction: Transaction, order_id: str) -> bool:
+        """Commit a settlement; False when its attempt's condition failed (settled already)."""
         try:
-            self._table.transact(transaction, busy=f"order {order.order_id}")
+            self._table.transact(transaction, busy=f"order {order_id}")
         except dynamo.TransactionCancelled as cancelled:
             if cancelled.failed(_ATTEMPT):
                 return False
             raise
         return True
+
+
+def _refund_move(settled: Refund, order: Order) -> Update:
+    if settled.status is not RefundStatus.REFUNDED:
+        return Update(remove=[items.REFUND_PENDING])  # declined: the order stays Cancelled or Returned
+    refunded = order.model_copy(update={"status": OrderStatus.REFUNDED, "updated_at": settled.updated_at})
+    change = Update(
+        set={"status": OrderStatus.REFUNDED.value, "updated_at": settled.updated_at},
+        add={"version": 1},
+        remove=[items.REFUND_PENDING],
+    )
+    return dynamo.reindexed(keys.INDEXES, items.order_item(refunded), change)
 
 
 def _order_move(settled: PaymentAttempt, order: Order) -> Update:

@@ -5,6 +5,10 @@
 2. The CommerceTable stream puts each new attempt on the payment queue (``consumers``).
 3. ``settle_payment`` (the payment worker): the provider is called with the attempt id as its
    idempotency key, and the outcome, the order's move and the outbox event are one transaction.
+
+Refunds follow the same path: cancelling a paid order or returning a parcel starts one on the order's
+authorized attempt (``payments.refunds``), the stream queues it, and ``settle_refund`` calls the
+provider with the refund id as its idempotency key and records the answer in one transaction.
 """
 
 from datetime import datetime
@@ -12,8 +16,8 @@ from enum import StrEnum
 from typing import Protocol
 
 from shopfeed.commerce import events
-from shopfeed.commerce.models import Order, PaymentAttempt, PaymentStatus
-from shopfeed.commerce.payments.provider import Approved, PaymentProvider
+from shopfeed.commerce.models import Order, PaymentAttempt, PaymentStatus, Refund, RefundStatus
+from shopfeed.commerce.payments.provider import Approved, Outcome, PaymentProvider
 from shopfeed.platform.clock import iso, new_id, utc_now
 from shopfeed.platform.errors import Forbidden, NotFound
 from shopfeed.platform.idempotency import Created, IdempotentRequest
@@ -42,6 +46,16 @@ class Payments(Orders, Protocol):
 
     def record(self, settled: PaymentAttempt, order: Order, event: OutboxEvent) -> bool:
         """Settle the attempt with the order's move and the event; False if it was settled already."""
+        ...
+
+
+class Refunds(Orders, Protocol):
+    """Where the payment worker settles refunds (PaymentRepository)."""
+
+    def get(self, order_id: str, attempt_id: str) -> PaymentAttempt | None: ...
+
+    def record_refund(self, attempt: PaymentAttempt, settled: Refund, order: Order, event: OutboxEvent) -> bool:
+        """Settle the attempt's refund with the order's move and the event; False if it was settled already."""
         ...
 
 
@@ -116,6 +130,8 @@ class Settlement(StrEnum):
     AUTHORIZED = "authorized"
     DECLINED = "declined"
     ALREADY_SETTLED = "already-settled"
+    REFUNDED = "refunded"
+    REFUND_DECLINED = "refund-declined"
 
 
 class UnknownAttempt(Exception):
@@ -133,6 +149,18 @@ class PaymentTask(Model):
     attempt_id: str
 
 
+class RefundTask(PaymentTask):
+    """The payment queue's message for a refund: which refund of which attempt to carry out."""
+
+    refund_id: str
+
+
+def _answer(outcome: Outcome) -> dict[str, str | None]:
+    """What a settled attempt or refund records of the provider's answer."""
+    code = None if isinstance(outcome, Approved) else outcome.code
+    return {"updated_at": iso(utc_now()), "provider_reference": outcome.reference, "decline_code": code}
+
+
 def settle_payment(payments: Payments, provider: PaymentProvider, task: PaymentTask) -> Settlement:
     """Call the provider for a Pending attempt and record its answer; an attempt settled already is
     left alone without calling the provider (a redelivered message). Raises ProviderUnavailable (the
@@ -147,17 +175,35 @@ def settle_payment(payments: Payments, provider: PaymentProvider, task: PaymentT
         raise UnknownAttempt(task.order_id, task.attempt_id)
     outcome = provider.authorize(attempt.attempt_id, attempt.amount, attempt.payment_method)
     approved = isinstance(outcome, Approved)
-    settled = attempt.model_copy(
-        update={
-            "status": PaymentStatus.AUTHORIZED if approved else PaymentStatus.DECLINED,
-            "updated_at": iso(utc_now()),
-            "provider_reference": outcome.reference,
-            "decline_code": None if isinstance(outcome, Approved) else outcome.code,
-            "payment_method": None,
-        }
-    )
+    status = PaymentStatus.AUTHORIZED if approved else PaymentStatus.DECLINED
+    settled = attempt.model_copy(update={**_answer(outcome), "status": status, "payment_method": None})
     # Two deliveries that both read Pending both reach the provider, which answers the second from its
     # idempotency record; only one of them records it (the attempt must still be Pending).
     if not payments.record(settled, order, events.payment_settled(settled)):
         return Settlement.ALREADY_SETTLED
     return Settlement.AUTHORIZED if approved else Settlement.DECLINED
+
+
+def settle_refund(refunds: Refunds, provider: PaymentProvider, task: RefundTask) -> Settlement:
+    """Call the provider for a Pending refund (the refund id is its idempotency key) and record its
+    answer; a refund settled already is left alone without calling the provider (a redelivered
+    message). Raises ProviderUnavailable (the message is backed off and comes again) and
+    UnknownAttempt (no such refund: it waits in the dead-letter queue)."""
+    attempt = refunds.get(task.order_id, task.attempt_id)
+    refund = attempt.refund if attempt is not None else None
+    if attempt is None or refund is None or refund.refund_id != task.refund_id:
+        raise UnknownAttempt(task.order_id, f"{task.attempt_id} (refund {task.refund_id})")
+    if refund.status is not RefundStatus.PENDING:
+        return Settlement.ALREADY_SETTLED
+    order = refunds.get_order(task.order_id)
+    if order is None or attempt.provider_reference is None:
+        raise UnknownAttempt(task.order_id, task.attempt_id)
+    outcome = provider.refund(refund.refund_id, refund.amount, attempt.provider_reference)
+    approved = isinstance(outcome, Approved)
+    status = RefundStatus.REFUNDED if approved else RefundStatus.FAILED
+    settled = refund.model_copy(update={**_answer(outcome), "status": status})
+    # As for a payment: two deliveries that both read Pending both reach the provider, which answers
+    # the second from its idempotency record; only one records it (the refund must still be Pending).
+    if not refunds.record_refund(attempt, settled, order, events.refund_settled(attempt, settled)):
+        return Settlement.ALREADY_SETTLED
+    return Settlement.REFUNDED if approved else Settlement.REFUND_DECLINED

@@ -8,7 +8,15 @@ from shopfeed.commerce.errors import InsufficientStock, PaymentInProgress, Price
 from shopfeed.commerce.models import OrderStatus
 from shopfeed.commerce.orders import services
 from shopfeed.commerce.routes import Store
-from shopfeed.commerce.schemas import OrderLinePage, OrderLineView, OrderPage, OrderView, PlaceOrder
+from shopfeed.commerce.schemas import (
+    OrderHistoryPage,
+    OrderLinePage,
+    OrderLineView,
+    OrderMoveView,
+    OrderPage,
+    OrderView,
+    PlaceOrder,
+)
 from shopfeed.platform import errors
 from shopfeed.platform.clock import utc_now
 from shopfeed.platform.http import CurrentCaller, created_response, json_response
@@ -78,6 +86,23 @@ def list_lines(
 ) -> OrderLinePage:
     page = services.list_order_lines(store, caller, order_id, limit, cursor)
     return OrderLinePage(items=[OrderLineView.of(line) for line in page.items], next_cursor=page.next_cursor)
+
+
+@router.get(
+    "/orders/<order_id>/history",
+    summary="An order's status history, oldest move first (HISTORY, owner or ops): one Query of its partition",
+    responses=problem_responses(errors.NotFound, errors.InvalidCursor),
+    tags=["orders"],
+)
+def list_history(
+    order_id: OrderPath,
+    caller: CurrentCaller,
+    store: Store,
+    limit: Annotated[int, Query(ge=1, le=200)] = 100,
+    cursor: Cursor = None,
+) -> OrderHistoryPage:
+    page = services.list_order_history(store, caller, order_id, limit, cursor)
+    return OrderHistoryPage(items=[OrderMoveView.of(move) for move in page.items], next_cursor=page.next_cursor)
 
 
 @router.get(

@@ -13,8 +13,9 @@ from boto3.dynamodb.conditions import Attr
 
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.errors import OrderNotShippable
-from shopfeed.commerce.models import Order, OrderStatus, Shipment, ShipmentStatus
-from shopfeed.commerce.orders.repository import read_order
+from shopfeed.commerce.models import Order, OrderMove, OrderStatus, Shipment, ShipmentStatus
+from shopfeed.commerce.orders.repository import HISTORY, history_op, read_order
+from shopfeed.commerce.payments import refunds
 from shopfeed.platform import dynamo, idempotency
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.dynamo import Transaction, Update
@@ -92,11 +93,15 @@ class ShipmentRepository:
         shipment: Shipment,
         moved: Shipment,
         order: Order,
-        order_moved: Order | None,
+        order_move: OrderMove | None,
         events: Sequence[OutboxEvent],
+        refund_id: str | None = None,
     ) -> None:
         """One TransactWriteItems: the shipment at its next status (if still at the version read), the
-        order moved with it or checked unchanged (if at the version read), and the events.
+        order moved with it (and the move in its history) or checked unchanged (if at the version read),
+        and the events. With ``refund_id`` (the order moves to Returned) the order's authorized attempt
+        is read (one Query) and the refund of its payment starts in the same transaction
+        (``payments.refunds``).
 
         Raises StaleVersion (the shipment changed: the client reads it again), OrderChanged (the
         order changed: the service reads again and decides again)."""
@@ -118,12 +123,20 @@ class ShipmentRepository:
             ),
         )
         order_key = keys.order(order.order_id)
-        if order_moved is None:
+        if order_move is None:
             transaction.add(_ORDER, self._table.check_op(order_key, order_unchanged))
         else:
-            transaction.add(_ORDER, self._table.update_op(order_key, _order_move(order_moved), order_unchanged))
+            move = _order_move(order, order_move, refund_id)
+            transaction.add(_ORDER, self._table.update_op(order_key, move, order_unchanged))
+            transaction.add(HISTORY, history_op(self._table, order_move))
         for event in events:
             transaction.add(_EVENT + event.event_id, self._table.put_op(items.outbox_item(event), if_absent=True))
+        paid = refunds.paid_with(self._table, order.order_id) if refund_id is not None else None
+        if paid is not None and order_move is not None and refund_id is not None:
+            if paid.attempt is None:
+                raise RuntimeError(f"order {order.order_id} was shipped with no authorized payment")
+            refund = refunds.new_refund(paid.attempt, refund_id, OrderStatus.RETURNED, order_move.at)
+            refunds.add_refund_start(self._table, transaction, paid.attempt, refund)
         try:
             # attempts=1: services.update_shipment re-reads and retries, the one retry layer.
             self._table.transact(transaction, busy=f"order {order.order_id}", attempts=1)
@@ -135,13 +148,18 @@ class ShipmentRepository:
                 raise StaleVersion("shipment", shipment.shipment_id, int(current.item["version"])) from cancelled
             if cancelled.failed(_ORDER):
                 raise OrderChanged(order.order_id) from cancelled
+            if paid is not None and paid.attempt is not None:
+                refunds.raise_refund_refused(paid.attempt, cancelled)
             raise
 
 
-def _order_move(moved: Order) -> Update:
-    """The order's new status, and its place in OrdersByStatus with it."""
-    change = Update(set={"status": moved.status.value, "updated_at": moved.updated_at, "version": moved.version})
-    return dynamo.reindexed(keys.INDEXES, items.order_item(moved), change)
+def _order_move(order: Order, move: OrderMove, refund_id: str | None) -> Update:
+    """The order's new status, and its place in OrdersByStatus with it (and its refund in flight)."""
+    moved = order.model_copy(update={"status": move.to_status, "updated_at": move.at, "version": move.version})
+    change = {"status": moved.status.value, "updated_at": moved.updated_at, "version": moved.version}
+    if refund_id is not None:
+        change[items.REFUND_PENDING] = refund_id
+    return dynamo.reindexed(keys.INDEXES, items.order_item(moved), Update(set=change))
 
 
 class ShipmentQueries:

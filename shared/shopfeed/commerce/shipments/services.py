@@ -7,7 +7,7 @@ from typing import Protocol
 
 from shopfeed.commerce import events
 from shopfeed.commerce.errors import OrderNotShippable
-from shopfeed.commerce.models import Order, OrderStatus, Shipment, ShipmentStatus
+from shopfeed.commerce.models import Order, OrderMove, OrderStatus, Shipment, ShipmentStatus
 from shopfeed.commerce.shipments.repository import OrderChanged
 from shopfeed.platform.clock import iso, new_id, utc_now
 from shopfeed.platform.errors import Contention, InvalidTransition, NotFound, StaleVersion
@@ -29,8 +29,9 @@ class Shipments(Protocol):
         shipment: Shipment,
         moved: Shipment,
         order: Order,
-        order_moved: Order | None,
+        order_move: OrderMove | None,
         events: Sequence[OutboxEvent],
+        refund_id: str | None = None,
     ) -> None: ...
 
 
@@ -96,9 +97,10 @@ def update_shipment(
 ) -> Shipment:
     """Move a shipment (ops, If-Match) and its order with it when the order's state machine admits the
     move (Shipped: Paid → Shipped; Delivered: Shipped → Delivered; Returned: Shipped or Delivered →
-    Returned); otherwise the order is left as it is (a second parcel of a shipped order). A cancelled
-    order's parcel is not shipped. The order changing meanwhile (another parcel), or a transaction in
-    flight on it, is read again and decided again here, the only retry layer."""
+    Returned, which starts the refund of the order's payment); otherwise the order is left as it is
+    (a second parcel of a shipped order). A cancelled order's parcel is not shipped. The order
+    changing meanwhile (another parcel), or a transaction in flight on it, is read again and decided
+    again here, the only retry layer."""
     caller.require(OPS, "update shipments")
     for attempt in range(1, attempts + 1):
         order, shipment = store.get_with_order(order_id, shipment_id)
@@ -106,10 +108,11 @@ def update_shipment(
             raise NotFound("shipment", shipment_id)
         if shipment.version != expected_version:
             raise StaleVersion("shipment", shipment_id, shipment.version)
+        # First: a cancelled order's parcel (Cancelled with it) is answered by why it never ships.
+        if status is ShipmentStatus.SHIPPED and order.status in (OrderStatus.CANCELLED, OrderStatus.REFUNDED):
+            raise OrderNotShippable(order_id, order.status.value)
         if not shipment.status.can_become(status):
             raise InvalidTransition("shipment", shipment_id, shipment.status, status)
-        if status is ShipmentStatus.SHIPPED and order.status is OrderStatus.CANCELLED:
-            raise OrderNotShippable(order_id, order.status.value)
         now = iso(utc_now())
         moved = shipment.model_copy(
             update={
@@ -121,10 +124,17 @@ def update_shipment(
         )
         order_moved = _order_after(order, status, now)
         made = [events.shipment_status_changed(moved, shipment.status)]
+        order_move = None
+        # A return gives the payment back: the refund starts in the move's own transaction.
+        refund_id = new_id() if order_moved is not None and order_moved.status is OrderStatus.RETURNED else None
         if order_moved is not None:
             made.append(events.order_status_changed(order_moved, order.status, shipment_id))
+            why = f"shipment {shipment_id} {status.value.lower()}"
+            if refund_id is not None:
+                why += f"; refund {refund_id} started"
+            order_move = OrderMove.of(order.status, order_moved, caller.user_id, why)
         try:
-            store.move(shipment, moved, order, order_moved, made)
+            store.move(shipment, moved, order, order_move, made, refund_id)
         except (OrderChanged, Contention):
             if attempt == attempts:
                 raise Contention(f"order {order_id}") from None
