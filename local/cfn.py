@@ -126,6 +126,11 @@ class Resolver:
             return self.refs[name]
         if self.stand_ins and name in self.template.get("Resources", {}):
             return name
+        function, _, alias = name.partition(".")
+        if alias == "Alias":
+            # SAM's `Ref: Function.Alias`: the function's AutoPublishAlias. Locally a function is its
+            # own alias (the stack invokes the code it loaded).
+            return name if self.stand_ins else self._attribute(function, "Arn")
         raise UnresolvedReference(f"Ref {name}: {self._missing(name)}")
 
     def _attribute(self, logical: str, attribute: str) -> Any:

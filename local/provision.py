@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from botocore.exceptions import ClientError
 
-from local import cfn
+from local import cfn, firehose
 from local.engines import REGION
 
 log = logging.getLogger("local.provision")
@@ -61,6 +61,7 @@ class Provisioned:
     resolver: cfn.Resolver
     kinds: dict[str, str] = field(default_factory=dict)  # logical id -> resource type, created ones
     names: dict[str, str] = field(default_factory=dict)  # logical id -> local physical name
+    deliveries: dict[str, firehose.DeliverySpec] = field(default_factory=dict)  # Firehose streams to S3
 
     def logical_id_of(self, arn: str) -> str | None:
         """The logical id whose Arn (or StreamArn) is ``arn``."""
@@ -119,13 +120,26 @@ _PROPERTIES = {
     "AWS::S3::Bucket": ("BucketName", "VersioningConfiguration"),
     "AWS::SecretsManager::Secret": ("Name", "SecretString", "GenerateSecretString"),
     "AWS::OpenSearchService::Domain": ("DomainName",),
+    # Its destination is resolved key by key (firehose.DESTINATION_PROPERTIES): the role is AWS's.
+    "AWS::KinesisFirehose::DeliveryStream": ("DeliveryStreamName",),
 }
+
+
+_TARGET_PROPERTIES = ("Id", "Arn", "Input", "InputPath", "InputTransformer", "SqsParameters")
 
 
 def _reads(resource: Mapping[str, Any]) -> set[str]:
     """The resources whose values a created resource's properties need (none for what is not created)."""
     properties = resource.get("Properties") or {}
-    return cfn.references({key: properties[key] for key in _PROPERTIES.get(resource["Type"], ()) if key in properties})
+    read = {key: properties[key] for key in _PROPERTIES.get(resource["Type"], ()) if key in properties}
+    # Read below the top level: a rule's targets (after the queues and delivery streams they name) and
+    # a delivery stream's destination (after its bucket), not their roles.
+    if resource["Type"] == "AWS::Events::Rule":
+        read["Targets"] = [{k: t[k] for k in _TARGET_PROPERTIES if k in t} for t in properties.get("Targets") or ()]
+    elif resource["Type"] == "AWS::KinesisFirehose::DeliveryStream":
+        destination = properties.get("ExtendedS3DestinationConfiguration") or {}
+        read["Destination"] = {k: destination[k] for k in firehose.DESTINATION_PROPERTIES if k in destination}
+    return cfn.references(read)
 
 
 def _predict(done: Provisioned, name: str, kind: str) -> None:
@@ -154,6 +168,7 @@ class _Creators:
             "AWS::S3::Bucket": self.bucket,
             "AWS::SecretsManager::Secret": self.secret,
             "AWS::OpenSearchService::Domain": self.search_domain,
+            "AWS::KinesisFirehose::DeliveryStream": self.delivery_stream,
         }.get(kind)
 
     def _record(self, name: str, physical: str, ref: str, **attributes: Any) -> None:
@@ -218,22 +233,48 @@ class _Creators:
         arn = events.put_rule(**request)["RuleArn"]
         targets = []
         for target in self._targets(name):
+            delivery = next((d for d in self.done.deliveries.values() if self._stream_arn(d) == target["Arn"]), None)
+            if delivery is not None:
+                # Firehose is emulated by its records queue (local/firehose.py): moto delivers there.
+                target = {**target, "Arn": delivery.queue_arn}
             if ":sqs:" not in target["Arn"] and ":events:" not in target["Arn"]:
                 # moto would try to call the real service; the local stack only wires queues and buses.
                 log.warning("rule %s: target %s (%s) is not delivered locally", rule, target["Id"], target["Arn"])
                 continue
-            allowed = ("Id", "Arn", "Input", "InputPath", "InputTransformer", "SqsParameters")
-            targets.append({k: v for k, v in target.items() if k in allowed})
+            targets.append(target)
         if targets:
             events.put_targets(Rule=rule, EventBusName=bus, Targets=targets)
         self._record(name, rule, rule if bus == "default" else f"{bus}|{rule}", Arn=arn)
+
+    def delivery_stream(self, name: str, props: dict[str, Any]) -> None:
+        destination = self.resources[name]["Properties"].get("ExtendedS3DestinationConfiguration")
+        if destination is None:
+            log.warning("%s: only delivery streams to S3 (ExtendedS3DestinationConfiguration) are emulated", name)
+            return
+        try:
+            resolved = self.done.resolver.resolve_keys(destination, firehose.DESTINATION_PROPERTIES)
+        except cfn.UnresolvedReference as error:
+            raise cfn.UnresolvedReference(f"{name} (AWS::KinesisFirehose::DeliveryStream): {error}") from None
+        stream = props.get("DeliveryStreamName", name)
+        sqs = self.engines.client("sqs")
+        # The records in flight; a record whose object was not written comes back after a minute.
+        url = sqs.create_queue(QueueName=f"{stream}-records", Attributes={"VisibilityTimeout": "60"})["QueueUrl"]
+        queue_arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        spec = firehose.DeliverySpec.of(stream, resolved, url, queue_arn)
+        self.done.deliveries[name] = spec
+        self._record(name, stream, stream, Arn=self._stream_arn(spec))
+
+    @staticmethod
+    def _stream_arn(delivery: firehose.DeliverySpec) -> str:
+        return f"arn:aws:firehose:{REGION}:{ACCOUNT}:deliverystream/{delivery.name}"
 
     def _targets(self, rule: str) -> list[dict[str, Any]]:
         # Each target on its own: one aimed at something not emulated is skipped, not fatal.
         targets = []
         for target in self.resources[rule]["Properties"].get("Targets") or ():
             try:
-                targets.append(self.done.resolver.resolve(target))
+                # Only what moto delivers by: a role or a retry policy is AWS's, and may name IAM.
+                targets.append(self.done.resolver.resolve_keys(target, _TARGET_PROPERTIES))
             except cfn.UnresolvedReference as error:
                 log.warning("rule %s: target %s is not delivered locally (%s)", rule, target.get("Id"), error)
         return targets

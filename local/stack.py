@@ -24,6 +24,7 @@ from typing import Any
 from local import STATE_DIR, cfn, engines, seed
 from local.auth import AUDIENCE, JwtAuthorizer, SigningKey, issuer_for
 from local.faults import KINDS, FaultSettings, Tally
+from local.firehose import DeliverySpec, DeliveryStream
 from local.gateway import ApiGateway, Cors
 from local.lambdas import Function, FunctionInitError, FunctionSpec, FunctionWorkers
 from local.provision import Provisioned, function_environment, provision
@@ -226,6 +227,8 @@ def build(args: argparse.Namespace, running: engines.Engines, stop: threading.Ev
                 schedules.append(Schedule.from_event(function, event_name, kind, props))
             else:
                 log.warning("%s: %s events (%s) are not run locally", name, kind, event_name)
+    for logical, spec in provisioned.deliveries.items():
+        pollers.append(_delivery_poller(logical, spec, running, args.delivery_buffer_s, stop))
 
     base_url = f"http://127.0.0.1:{args.port}"
     scheduler = Scheduler(schedules, stop)
@@ -403,6 +406,14 @@ def _queue_poller(
     return Poller(function.name, str(queue), "SQS", poller.run, lambda: vars(poller.stats))
 
 
+def _delivery_poller(
+    logical: str, spec: DeliverySpec, running: engines.Engines, buffer_s: float, stop: threading.Event
+) -> Poller:
+    # A Firehose delivery stream: what rules put in its records queue, written to its bucket.
+    stream = DeliveryStream(spec, running.client("sqs"), running.client("s3"), buffer_s, stop)
+    return Poller(logical, f"{spec.bucket} bucket", "Firehose", stream.run, lambda: vars(stream.stats))
+
+
 def banner(stack: Stack, key: SigningKey, issuer: str, seeded: list[str], elapsed: float) -> str:
     """What `make dev` prints once ready: URLs, engines, functions, and tokens to paste."""
     url = stack.base_url
@@ -431,7 +442,10 @@ def banner(stack: Stack, key: SigningKey, issuer: str, seeded: list[str], elapse
     if buckets:
         lines.append(f"  Buckets      {', '.join(buckets)}: list at {url}/__local/buckets/<name>")
     for poller in stack.pollers:
-        lines.append(f"  Consumer     {poller.function} <- {poller.source}")
+        if poller.kind == "Firehose":
+            lines.append(f"  Delivery     {poller.function} -> {poller.source}")
+        else:
+            lines.append(f"  Consumer     {poller.function} <- {poller.source}")
     for schedule in stack.scheduler.schedules:
         run = "on its rate and " if schedule.function.name in stack.on_rate and schedule.rate_s else ""
         lines.append(
@@ -507,6 +521,15 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         type=lambda text: tuple(text.split("=", 1)),
         metavar="KEY=VALUE",
         help="template parameter override (repeatable), e.g. LogLevel=DEBUG",
+    )
+    parser.add_argument(
+        "--delivery-buffer-seconds",
+        dest="delivery_buffer_s",
+        type=float,
+        default=1.0,
+        metavar="S",
+        help="how long a Firehose delivery stream buffers a partition before writing it (1; the template's "
+        "IntervalInSeconds is for AWS)",
     )
     parser.add_argument("--state-dir", type=Path, default=STATE_DIR, help="keys, secrets and logs (.local-stack/)")
     parser.add_argument(

@@ -108,8 +108,10 @@ def test_the_stack_page_lists_the_templates_resources_and_consumers(local_stack:
         for event in (function["Properties"].get("Events") or {}).values()
         if event["Type"] in ("DynamoDB", "SQS")
     ]
-    assert sorted((p["function"], p["type"]) for p in page["pollers"]) == sorted(mappings)
+    deliveries = [(name, "Firehose") for name in cfn.resources("AWS::KinesisFirehose::DeliveryStream")]
+    assert sorted((p["function"], p["type"]) for p in page["pollers"]) == sorted(mappings + deliveries)
     assert ("FanoutWorkerFunction", "SQS") in mappings
+    assert ("AnalyticsDeliveryStream", "Firehose") in deliveries
 
 
 def test_the_openapi_document_and_swagger_ui_are_served(local_stack: LocalStack, anonymous: Client) -> None:

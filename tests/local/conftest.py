@@ -8,17 +8,26 @@ failure) or ``raises`` (the consumer throws) that many times before it succeeds,
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
+import requests
 from botocore.config import Config
 from moto import mock_aws
 
+from local import cfn
+from local.auth import AUDIENCE
+from local.engines import Engines
 from local.lambdas import LocalFunction
+from local.provision import Provisioned, provision
 from local.streams import SqsDestination, StreamPoller, StreamSettings
+from tests.support.moto_server import moto_server as running_moto_server
 
 TABLE = "PollerItems"
+# The local stack's parameters: its own issuer (so the user pool and its trigger are not created).
+PROVISION_PARAMETERS = {"JwtIssuer": "http://127.0.0.1:3000/__local/issuer", "JwtAudience": AUDIENCE}
 
 
 class PoisonRecord(Exception):
@@ -150,3 +159,23 @@ def drain(poller: Any, rounds: int = 50) -> None:
         if not poller.poll():
             return
     raise AssertionError(f"the poller still had work after {rounds} rounds")
+
+
+# -- template.yaml provisioned on a moto server, as the stack runs it -------------------------------
+
+
+@pytest.fixture(scope="module")
+def moto_server() -> Iterator[str]:
+    with running_moto_server() as endpoint:
+        yield endpoint
+
+
+@pytest.fixture
+def engines(moto_server: str) -> Engines:
+    requests.post(f"{moto_server}/moto-api/reset", timeout=5).raise_for_status()
+    return Engines(aws_endpoint=moto_server, dynamodb_endpoint=moto_server, dynamodb_engine="moto")
+
+
+@pytest.fixture
+def provisioned(engines: Engines, tmp_path: Path) -> Provisioned:
+    return provision(cfn.load(), engines, tmp_path, PROVISION_PARAMETERS)

@@ -2,7 +2,6 @@
 
 import copy
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -10,29 +9,9 @@ import pytest
 import requests
 
 from local import cfn
-from local.auth import AUDIENCE
 from local.engines import Engines
 from local.provision import Provisioned, function_environment, provision
-from tests.support.moto_server import moto_server as running_moto_server
-
-PARAMETERS = {"JwtIssuer": "http://127.0.0.1:3000/__local/issuer", "JwtAudience": AUDIENCE}
-
-
-@pytest.fixture(scope="module")
-def moto_server() -> Iterator[str]:
-    with running_moto_server() as endpoint:
-        yield endpoint
-
-
-@pytest.fixture
-def engines(moto_server: str) -> Engines:
-    requests.post(f"{moto_server}/moto-api/reset", timeout=5).raise_for_status()
-    return Engines(aws_endpoint=moto_server, dynamodb_endpoint=moto_server, dynamodb_engine="moto")
-
-
-@pytest.fixture
-def provisioned(engines: Engines, tmp_path: Path) -> Provisioned:
-    return provision(cfn.load(), engines, tmp_path, PARAMETERS)
+from tests.local.conftest import PROVISION_PARAMETERS as PARAMETERS
 
 
 def test_tables_are_created_with_the_templates_keys_indexes_and_stream(

@@ -39,6 +39,7 @@ TAGGED = {
     "AWS::Cognito::UserPool": "UserPoolTags",
     "AWS::WAFv2::WebACL": "Tags",
     "AWS::CloudFront::Distribution": "Tags",
+    "AWS::KinesisFirehose::DeliveryStream": "Tags",
 }
 TAGGED_BY_GLOBALS = {"AWS::Serverless::Function": "Function", "AWS::Serverless::HttpApi": "HttpApi"}
 # Types that take no tags, or whose cost no tag splits: a new type must be placed in one of the two lists.
@@ -54,6 +55,9 @@ NOT_TAGGED = {
     "AWS::Logs::ResourcePolicy",
     "AWS::Events::Rule",  # rules are free; the bus carries the tags
     "AWS::CloudWatch::Dashboard",  # takes no tags
+    "AWS::Logs::LogStream",  # takes no tags; its log group carries them
+    "AWS::Lambda::Permission",  # takes no tags
+    "AWS::IAM::Role",  # IAM is free (SAM's generated roles get tags through PropagateTags anyway)
     "AWS::CloudWatch::Alarm",  # $0.10 a month each; tagging them would touch every alarm block for no bill line
 }
 

@@ -1,6 +1,6 @@
 """HTTP request and response models of the user routes (both halves of a user)."""
 
-from typing import Annotated
+from typing import Annotated, Final
 
 from pydantic import Field, StringConstraints
 
@@ -9,7 +9,8 @@ from shopfeed.feed.models import Bio, DisplayName, Handle, Profile
 from shopfeed.platform.models import Request, View
 from shopfeed.platform.types import MULTI_LINE, SINGLE_LINE, Email
 
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120), SINGLE_LINE]
+MAX_NAME_LENGTH: Final = 120
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_NAME_LENGTH), SINGLE_LINE]
 
 
 class RegisterUser(Request):
