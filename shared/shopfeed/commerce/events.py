@@ -39,57 +39,51 @@ def _lines(order: Order) -> list[dict[str, object]]:
     ]
 
 
-def order_placed(order: Order) -> OutboxEvent:
+def _order_event(event_type: str, order: Order, occurred_at: str, **detail: object) -> OutboxEvent:
+    """An event about ``order``: a new id, the order as aggregate, whose order it is, then ``detail``."""
     return OutboxEvent(
         event_id=new_id(),
-        event_type=ORDER_PLACED,
+        event_type=event_type,
         source=SOURCE,
         aggregate_id=order.order_id,
-        occurred_at=order.placed_at,
-        detail={
-            "order_id": order.order_id,
-            "user_id": order.user_id,
-            "placed_at": order.placed_at,
-            "total": order.total.model_dump(),
-            "lines": _lines(order),
-        },
+        occurred_at=occurred_at,
+        detail={"order_id": order.order_id, "user_id": order.user_id, **detail},
+    )
+
+
+def order_placed(order: Order) -> OutboxEvent:
+    return _order_event(
+        ORDER_PLACED,
+        order,
+        order.placed_at,
+        placed_at=order.placed_at,
+        total=order.total.model_dump(),
+        lines=_lines(order),
     )
 
 
 def order_cancelled(order: Order, cancelled_by: str) -> OutboxEvent:
-    return OutboxEvent(
-        event_id=new_id(),
-        event_type=ORDER_CANCELLED,
-        source=SOURCE,
-        aggregate_id=order.order_id,
-        occurred_at=order.updated_at,
-        detail={
-            "order_id": order.order_id,
-            "user_id": order.user_id,
-            "cancelled_at": order.updated_at,
-            "cancelled_by": cancelled_by,
-            "restocked": _lines(order),
-        },
+    return _order_event(
+        ORDER_CANCELLED,
+        order,
+        order.updated_at,
+        cancelled_at=order.updated_at,
+        cancelled_by=cancelled_by,
+        restocked=_lines(order),
     )
 
 
 def order_expired(order: Order, window_minutes: int) -> OutboxEvent:
     """The order was not paid within the payment window: it is Expired and its stock restored."""
-    return OutboxEvent(
-        event_id=new_id(),
-        event_type=ORDER_EXPIRED,
-        source=SOURCE,
-        aggregate_id=order.order_id,
-        occurred_at=order.updated_at,
-        detail={
-            "order_id": order.order_id,
-            "user_id": order.user_id,
-            "placed_at": order.placed_at,
-            "expired_at": order.updated_at,
-            "payment_window_minutes": window_minutes,
-            "total": order.total.model_dump(),
-            "restocked": _lines(order),
-        },
+    return _order_event(
+        ORDER_EXPIRED,
+        order,
+        order.updated_at,
+        placed_at=order.placed_at,
+        expired_at=order.updated_at,
+        payment_window_minutes=window_minutes,
+        total=order.total.model_dump(),
+        restocked=_lines(order),
     )
 
 
@@ -144,20 +138,14 @@ def refund_settled(attempt: PaymentAttempt, refund: Refund) -> OutboxEvent:
 
 def order_status_changed(order: Order, previous: OrderStatus, shipment_id: str) -> OutboxEvent:
     """The order moved along with one of its shipments (Shipped, Delivered, Returned)."""
-    return OutboxEvent(
-        event_id=new_id(),
-        event_type=ORDER_STATUS_CHANGED,
-        source=SOURCE,
-        aggregate_id=order.order_id,
-        occurred_at=order.updated_at,
-        detail={
-            "order_id": order.order_id,
-            "user_id": order.user_id,
-            "previous_status": previous.value,
-            "status": order.status.value,
-            "changed_at": order.updated_at,
-            "shipment_id": shipment_id,
-        },
+    return _order_event(
+        ORDER_STATUS_CHANGED,
+        order,
+        order.updated_at,
+        previous_status=previous.value,
+        status=order.status.value,
+        changed_at=order.updated_at,
+        shipment_id=shipment_id,
     )
 
 
