@@ -396,8 +396,11 @@ class Checker:
             wanted = {o for o, (u, _) in ledger.orders.items() if u == user}
             found += _compare(f"orders of {user}", wanted, Counter(o["order_id"] for o in orders))
             for order in orders:
-                expected = "Cancelled" if order["order_id"] in ledger.cancelled else None
-                if order["order_id"] in ledger.paid and expected is None:
+                expected = None
+                if order["order_id"] in ledger.cancelled:
+                    # A paid order's cancel refunds its payment: the worker moves it on to Refunded.
+                    expected = "Refunded" if order["order_id"] in ledger.paid else "Cancelled"
+                elif order["order_id"] in ledger.paid:
                     expected = "Paid"
                 if expected and order["status"] != expected:
                     found.append(f"order {order['order_id']} is {order['status']}, not {expected}")
@@ -483,6 +486,7 @@ class Checker:
         ledger, found = self.world.ledger, []
         expected = [("OrderPlaced", o) for o in ledger.orders] + [("OrderCancelled", o) for o in ledger.cancelled]
         expected += [("PaymentAuthorized", o) for o in ledger.paid if o not in ledger.cancelled]
+        expected += [("PaymentRefunded", o) for o in ledger.paid & ledger.cancelled]
         for kind, order_id in expected:
             ids = self.events.get((kind, order_id), set())
             if len(ids) != 1:
