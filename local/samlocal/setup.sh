@@ -85,11 +85,13 @@ EOF
 mv "$CONTAINERS_CONF.new" "$CONTAINERS_CONF"
 
 # 3. The Docker-compatible API socket (rootful), started only if it does not answer. setsid: it
-# outlives this script like a Docker daemon would, and no job control can take it down with us.
+# outlives this script like a Docker daemon would, and no job control can take it down with us. It
+# runs from / : started from a checkout that is later deleted, it could start no container again
+# (conmon: "Failed to get working directory"), though its socket still answers.
 if ! answers "$SOCKET"; then
   log "starting the podman API service on $SOCKET"
   rm -f "$SOCKET"
-  setsid nohup podman system service --time=0 "unix://$SOCKET" >"$CACHE/podman-service.log" 2>&1 </dev/null &
+  env -C / setsid nohup podman system service --time=0 "unix://$SOCKET" >"$CACHE/podman-service.log" 2>&1 </dev/null &
   echo $! >"$CACHE/podman-service.pid"
   for _ in $(seq 100); do answers "$SOCKET" && break; sleep 0.1; done
   answers "$SOCKET" || { log "the podman API did not answer; see $CACHE/podman-service.log"; exit 1; }
