@@ -9,17 +9,14 @@ from shopfeed.commerce.models import (
     InventoryLevel,
     Order,
     OrderLine,
-    OrderMove,
     OrderStatus,
     OrderSummary,
-    PaymentAttempt,
     PaymentStatus,
     Product,
     ProductSummary,
     RatingTotals,
     RefundStatus,
     Restocked,
-    Shipment,
     ShipmentStatus,
 )
 from shopfeed.commerce.types import Carrier, ProductId, Quantity, StockLevel, TrackingNumber
@@ -175,10 +172,6 @@ class OrderMoveView(View):
     by: str
     reason: str
 
-    @classmethod
-    def of(cls, move: OrderMove) -> "OrderMoveView":
-        return cls.model_validate(move.model_dump(include=set(cls.model_fields)))
-
 
 class OrderHistoryPage(View):
     items: list[OrderMoveView]
@@ -227,10 +220,6 @@ class PaymentView(View):
     decline_code: str | None = None
     refund: RefundView | None = None
 
-    @classmethod
-    def of(cls, attempt: PaymentAttempt) -> "PaymentView":
-        return cls.model_validate(attempt.model_dump(include=set(cls.model_fields)))
-
 
 class PaymentPage(View):
     items: list[PaymentView]
@@ -262,10 +251,6 @@ class ShipmentView(View):
     created_at: str
     updated_at: str
     version: int
-
-    @classmethod
-    def of(cls, shipment: Shipment) -> "ShipmentView":
-        return cls.model_validate(shipment.model_dump(include=set(cls.model_fields)))
 
 
 class ShipmentPage(View):

@@ -1,6 +1,8 @@
 """Bases of the three model families every context declares (domain, API request, API view), and
 the page of a list."""
 
+from typing import Self
+
 from pydantic import BaseModel, ConfigDict
 
 
@@ -22,6 +24,12 @@ class View(BaseModel):
     """An API response body."""
 
     model_config = ConfigDict(defer_build=True)
+
+    @classmethod
+    def fields_of(cls, model: BaseModel) -> Self:
+        """The view of ``model``'s fields that the view has by the same names (a view that shapes its
+        fields itself has an ``of`` of its own)."""
+        return cls.model_validate(model.model_dump(include=set(cls.model_fields)))
 
 
 class Page[T](BaseModel):

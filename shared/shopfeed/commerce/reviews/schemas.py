@@ -4,7 +4,6 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
-from shopfeed.commerce.models import ReviewSummary
 from shopfeed.commerce.types import Rating
 from shopfeed.platform.models import Request, View
 from shopfeed.platform.types import MULTI_LINE, SINGLE_LINE
@@ -32,10 +31,6 @@ class ReviewView(View):
     text: str
     created_at: str
     updated_at: str
-
-    @classmethod
-    def of(cls, review: ReviewSummary) -> "ReviewView":
-        return cls.model_validate(review.model_dump(include=set(cls.model_fields)))
 
 
 class ReviewPage(View):

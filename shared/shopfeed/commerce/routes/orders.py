@@ -102,7 +102,7 @@ def list_history(
     cursor: Cursor = None,
 ) -> OrderHistoryPage:
     page = services.list_order_history(store, caller, order_id, limit, cursor)
-    return OrderHistoryPage(items=[OrderMoveView.of(move) for move in page.items], next_cursor=page.next_cursor)
+    return OrderHistoryPage(items=[OrderMoveView.fields_of(move) for move in page.items], next_cursor=page.next_cursor)
 
 
 @router.get(

@@ -58,7 +58,7 @@ def pay_order(
         metrics.add_metric(name="PaymentStarted", unit="Count", value=1)
     # 202 as first answered, a replay marked as such (the same contract as a 201 create's).
     headers = {REPLAYED_HEADER: "true"} if created.replayed else {}
-    return json_response(PaymentView.of(attempt), status=202, headers=headers)
+    return json_response(PaymentView.fields_of(attempt), status=202, headers=headers)
 
 
 @router.get(
@@ -76,7 +76,7 @@ def list_order_payments(
     cursor: Cursor = None,
 ) -> PaymentPage:
     page = payments.list_order_payments(store, lists, caller, order_id, limit, cursor)
-    return PaymentPage(items=[PaymentView.of(attempt) for attempt in page.items], next_cursor=page.next_cursor)
+    return PaymentPage(items=[PaymentView.fields_of(attempt) for attempt in page.items], next_cursor=page.next_cursor)
 
 
 @router.get(
@@ -93,4 +93,4 @@ def list_pending_payments(
     cursor: Cursor = None,
 ) -> PaymentPage:
     page = payments.list_pending_payments(lists, caller, limit, cursor)
-    return PaymentPage(items=[PaymentView.of(attempt) for attempt in page.items], next_cursor=page.next_cursor)
+    return PaymentPage(items=[PaymentView.fields_of(attempt) for attempt in page.items], next_cursor=page.next_cursor)

@@ -46,7 +46,7 @@ def write_review(
 ) -> Response[ReviewView]:
     review = reviews.write_review(store, caller, product_id, body.rating, body.title, body.text)
     metrics.add_metric(name="ReviewWritten", unit="Count", value=1)
-    return json_response(ReviewView.of(review), 201, review.version, {"Location": _location(review)})
+    return json_response(ReviewView.fields_of(review), 201, review.version, {"Location": _location(review)})
 
 
 @router.get(
@@ -64,7 +64,7 @@ def list_reviews(
     cursor: Cursor = None,
 ) -> ReviewPage:
     page = reviews.list_product_reviews(store, product_id, sort, limit, cursor)
-    return ReviewPage(items=[ReviewView.of(review) for review in page.items], next_cursor=page.next_cursor)
+    return ReviewPage(items=[ReviewView.fields_of(review) for review in page.items], next_cursor=page.next_cursor)
 
 
 @router.get(
@@ -77,7 +77,7 @@ def get_review(
     product_id: ProductPath, user_id: UserPath, caller: CurrentCaller, store: ReviewStore
 ) -> Response[ReviewView]:
     review = reviews.read_review(store, product_id, caller.user_id if user_id == "me" else user_id)
-    return json_response(ReviewView.of(review), version=review.version)
+    return json_response(ReviewView.fields_of(review), version=review.version)
 
 
 @router.put(
@@ -91,7 +91,7 @@ def edit_my_review(
 ) -> Response[ReviewView]:
     version = expected_version(if_match)
     review = reviews.edit_my_review(store, caller, product_id, version, body.rating, body.title, body.text)
-    return json_response(ReviewView.of(review), version=review.version)
+    return json_response(ReviewView.fields_of(review), version=review.version)
 
 
 @router.delete(
@@ -118,4 +118,4 @@ def list_user_reviews(
 ) -> ReviewPage:
     author = caller.user_id if user_id == "me" else user_id
     page = reviews.list_user_reviews(store, author, limit, cursor)
-    return ReviewPage(items=[ReviewView.of(review) for review in page.items], next_cursor=page.next_cursor)
+    return ReviewPage(items=[ReviewView.fields_of(review) for review in page.items], next_cursor=page.next_cursor)

@@ -61,7 +61,7 @@ def create_shipment(
     headers = {"Location": f"/orders/{order_id}/shipments/{shipment.shipment_id}"}
     if created.replayed:
         headers[REPLAYED_HEADER] = "true"
-    return json_response(ShipmentView.of(shipment), 201, shipment.version, headers)
+    return json_response(ShipmentView.fields_of(shipment), 201, shipment.version, headers)
 
 
 @router.get(
@@ -74,7 +74,7 @@ def get_shipment(
     order_id: OrderPath, shipment_id: ShipmentPath, caller: CurrentCaller, store: ShipmentStore
 ) -> Response[ShipmentView]:
     shipment = shipments.read_shipment(store, caller, order_id, shipment_id)
-    return json_response(ShipmentView.of(shipment), version=shipment.version)
+    return json_response(ShipmentView.fields_of(shipment), version=shipment.version)
 
 
 @router.patch(
@@ -104,7 +104,7 @@ def update_shipment(
         store, caller, order_id, shipment_id, version, body.status, body.tracking_number
     )
     metrics.add_metric(name=f"Shipment{shipment.status.value}", unit="Count", value=1)
-    return json_response(ShipmentView.of(shipment), version=shipment.version)
+    return json_response(ShipmentView.fields_of(shipment), version=shipment.version)
 
 
 @router.get(
@@ -122,7 +122,7 @@ def list_order_shipments(
     cursor: Cursor = None,
 ) -> ShipmentPage:
     page = shipments.list_order_shipments(store, lists, caller, order_id, limit, cursor)
-    return ShipmentPage(items=[ShipmentView.of(s) for s in page.items], next_cursor=page.next_cursor)
+    return ShipmentPage(items=[ShipmentView.fields_of(s) for s in page.items], next_cursor=page.next_cursor)
 
 
 @router.get(
@@ -142,4 +142,4 @@ def list_shipments(
 ) -> ShipmentPage:
     month = month or utc_now().strftime("%Y-%m")
     page = shipments.list_shipments(lists, caller, status, carrier, month, limit, cursor)
-    return ShipmentPage(items=[ShipmentView.of(s) for s in page.items], next_cursor=page.next_cursor)
+    return ShipmentPage(items=[ShipmentView.fields_of(s) for s in page.items], next_cursor=page.next_cursor)
