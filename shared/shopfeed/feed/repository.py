@@ -255,7 +255,8 @@ class FeedRepository:
         if self._pull_authors is not None and now - self._pull_authors[0] < self._cache_seconds:
             return self._pull_authors[1]
         response = self._table.query(BASE_TABLE, keys.PULL_AUTHORS, limit=MAX_PULL_AUTHORS)
-        live = [raw for raw in response["Items"] if not dynamo.expired(raw, dynamo.now_epoch())]
+        now_s = dynamo.now_epoch()
+        live = [raw for raw in response["Items"] if not dynamo.expired(raw, now_s)]
         authors = [items.pull_author_from(dynamo.deserialize(raw)) for raw in live]
         self._pull_authors = (now, authors)
         return authors
