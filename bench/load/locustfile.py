@@ -1,9 +1,9 @@
 """The users of ``make load``, for Locust: run by ``python -m bench.load``, which writes the plan they read.
 
 Each simulated user takes one identity of the plan (users share identities when there are fewer, as with
-one deployed token), registers and walks through the walkthrough once (browse, search, order with an
-Idempotency-Key, pay, post, follow, like, read the home feed and notifications), so even a short run
-reaches every route; then it does the same actions at random, weighted as ``bench/load/mix.py`` says.
+one deployed token), registers and walks through the walkthrough once (browse, search, order each product
+with an Idempotency-Key, pay, post, follow, like, read the home feed and notifications), so even a short
+run reaches every route; then it does the same actions at random, weighted as ``bench/load/mix.py`` says.
 Requests are named by route template; ``mix.judge`` decides each answer: an expected refusal is
 reported on a line of its own and is no failure, anything else that is not 2xx is a failure.
 """
@@ -55,7 +55,8 @@ class Shopper(HttpUser):
         self.browse_category()
         self.view_product()
         self.search_products()
-        self.place_order(self.products[0])
+        for product in self.products:
+            self.place_order(product)
         self.pay_order()
         self.create_post()
         self.follow()
