@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 import requests
 
 from bench.load import mix
-from bench.load.report import Report
+from bench.load.report import SECTION, Report, with_section
 from local import STATE_DIR
 from local.auth import SigningKey, issuer_for
 from local.cfn import ROOT
@@ -32,7 +32,6 @@ from local.cfn import ROOT
 LOCUST = ROOT / ".tools" / "bin" / "locust"  # installed by `make deps` / `make load`, pinned in the Makefile
 LOCUSTFILE = Path(__file__).with_name("locustfile.py")
 BENCHMARKS = ROOT / "docs" / "benchmarks.md"
-SECTION = "## Load test: `make load` against the local stack"
 PRICE = {"amount": 1500, "currency": "EUR"}  # a total the payment sandbox approves
 # Made by the admin when missing (409 when a former run made them), with how often users order each: the
 # scarce one sells out after a few orders, and from then on its orders are the run's expected refusals.
@@ -82,10 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     report = Report.read(out / "load")
     heading = (
         f"{args.users} users for {args.seconds} s against {args.url} ({len(identities)} identities), "
-        f"load average before {_figures(load_before)}, after {_figures(os.getloadavg())} "
-        f"({os.cpu_count()} CPUs); Locust's CSV in {out}"
+        f"load average before {_figures(load_before)}, after {_figures(os.getloadavg())} ({os.cpu_count()} CPUs)"
     )
-    print(f"{heading}\n\n{report.markdown()}")
+    print(f"{heading}; Locust's CSV in {out}\n\n{report.markdown()}")
     if args.write:
         _write_section(args, heading, report)
     return 1 if report.errors else 0
@@ -154,20 +152,12 @@ def _figures(load: tuple[float, float, float]) -> str:
 
 
 def _write_section(args: argparse.Namespace, heading: str, report: Report) -> None:
-    text = BENCHMARKS.read_text()
     taken = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    body = (
-        f"{SECTION}\n\n`make load USERS={args.users} DURATION={args.seconds}` on {taken}: "
-        f"{heading.split('; Locust')[0]}. Per route, milliseconds; p50/p95/p99 by Locust.\n\n"
-        f"{report.markdown()}\n"
+    section = (
+        f"{SECTION}\n\n`make load USERS={args.users} DURATION={args.seconds}` on {taken}: {heading}. "
+        f"Per route, milliseconds; p50/p95/p99 as Locust computes them.\n\n{report.markdown()}\n"
     )
-    start = text.find(SECTION)
-    if start < 0:
-        text = text.rstrip("\n") + "\n\n" + body
-    else:
-        end = text.find("\n## ", start + len(SECTION))
-        text = text[:start] + body + (text[end + 1 :] if end >= 0 else "")
-    BENCHMARKS.write_text(text)
+    BENCHMARKS.write_text(with_section(BENCHMARKS.read_text(), section))
     print(f"[load] saved the report in {BENCHMARKS.relative_to(ROOT)}", file=sys.stderr)
 
 

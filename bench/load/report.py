@@ -8,6 +8,8 @@ from pathlib import Path
 from bench.load import mix
 
 MAX_CAUSES = 20  # error causes listed; Locust groups them by route and message already
+# docs/benchmarks.md's section of `make load --write`; `make bench` rewrites the file and keeps it.
+SECTION = "## Load test: `make load` against the local stack"
 
 
 @dataclass(frozen=True)
@@ -100,3 +102,19 @@ class Report:
                 *([f"Routes of the mix never reached: {', '.join(missing)}"] if missing else []),
             ]
         )
+
+
+def section_of(text: str) -> str:
+    """The load test's section of a benchmarks report (to its end or the next section), or ""."""
+    start = text.find(SECTION)
+    if start < 0:
+        return ""
+    end = text.find("\n## ", start + len(SECTION))
+    return text[start : end if end >= 0 else len(text)].rstrip("\n") + "\n"
+
+
+def with_section(text: str, section: str) -> str:
+    """``text`` with its load test section replaced by ``section`` (appended when it has none)."""
+    if old := section_of(text):
+        return text.replace(old, section)
+    return text.rstrip("\n") + "\n\n" + section

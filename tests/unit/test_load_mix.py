@@ -10,7 +10,7 @@ import pytest
 
 from bench.load import mix
 from bench.load.__main__ import LOCUST, LOCUSTFILE
-from bench.load.report import Report
+from bench.load.report import SECTION, Report, section_of, with_section
 from local.cfn import ROOT
 
 COMMITTED = json.loads((ROOT / "docs" / "openapi.json").read_text())
@@ -35,24 +35,20 @@ def test_every_weighted_action_is_a_route_the_report_expects() -> None:
     assert mix.WEIGHTS[mix.PAY_ORDER] <= mix.WEIGHTS[mix.PLACE_ORDER]
 
 
+# (route, status) pairs by the verdict they get; 0 is Locust's status of a dropped connection (no answer).
+VERDICTS = {
+    mix.OK: [(mix.PLACE_ORDER, 201), (mix.PAY_ORDER, 202), (mix.LIKE, 204)],
+    mix.REFUSED: [(mix.PLACE_ORDER, 409), (mix.REGISTER, 409), (mix.HOME_FEED, 429)],
+    mix.ERROR: [
+        *[(mix.PAY_ORDER, 409), (mix.FOLLOW, 400), (mix.GET_PRODUCT, 404), (mix.HOME_FEED, 401)],
+        *[(mix.PLACE_ORDER, 500), (mix.HOME_FEED, 503), (mix.HOME_FEED, 302), (mix.HOME_FEED, 0)],
+    ],
+}
+
+
 @pytest.mark.parametrize(
     ("route", "status", "verdict"),
-    [
-        (mix.PLACE_ORDER, 201, mix.OK),
-        (mix.PAY_ORDER, 202, mix.OK),
-        (mix.LIKE, 204, mix.OK),
-        (mix.PLACE_ORDER, 409, mix.REFUSED),
-        (mix.REGISTER, 409, mix.REFUSED),
-        (mix.HOME_FEED, 429, mix.REFUSED),
-        (mix.PAY_ORDER, 409, mix.ERROR),
-        (mix.FOLLOW, 400, mix.ERROR),
-        (mix.GET_PRODUCT, 404, mix.ERROR),
-        (mix.HOME_FEED, 401, mix.ERROR),
-        (mix.PLACE_ORDER, 500, mix.ERROR),
-        (mix.HOME_FEED, 503, mix.ERROR),
-        (mix.HOME_FEED, 302, mix.ERROR),
-        (mix.HOME_FEED, 0, mix.ERROR),  # no answer: Locust's status of a dropped connection
-    ],
+    [(route, status, verdict) for verdict, pairs in VERDICTS.items() for route, status in pairs],
 )
 def test_an_answer_is_ok_an_expected_refusal_or_an_error(route: str, status: int, verdict: str) -> None:
     assert mix.judge(route, status) == verdict
@@ -134,3 +130,18 @@ def test_the_locustfile_loads_in_locusts_environment_with_a_task_per_weighted_ro
     )
     # Locust lists a task once per unit of its weight
     assert int(weights.stdout) == sum(mix.WEIGHTS.values())
+
+
+def test_the_load_section_is_appended_once_then_replaced_in_place_keeping_the_others() -> None:
+    # given a benchmarks report without the load test's section
+    report = "# benchmarks\n\n## Cold start\n\nfigures\n"
+    # when a run writes it, then a second run
+    first = with_section(report, f"{SECTION}\n\nrun 1\n")
+    second = with_section(first + "\n## Later section\n\nmore\n", f"{SECTION}\n\nrun 2\n")
+    # then the first appended it, the second replaced it and kept what follows
+    assert first == f"{report}\n{SECTION}\n\nrun 1\n"
+    assert second.count(SECTION) == 1
+    assert "run 1" not in second
+    assert second.endswith(f"{SECTION}\n\nrun 2\n\n## Later section\n\nmore\n")
+    assert section_of(second) == f"{SECTION}\n\nrun 2\n"
+    assert section_of(report) == ""
