@@ -32,6 +32,16 @@ from local.cfn import ROOT
 LOCUST = ROOT / ".tools" / "bin" / "locust"  # installed by `make deps` / `make load`, pinned in the Makefile
 LOCUSTFILE = Path(__file__).with_name("locustfile.py")
 BENCHMARKS = ROOT / "docs" / "benchmarks.md"
+ABOUT = """\
+Locust (`bench/load/`) runs on the same cores as the stack. Each user waits 0.5–1.5 s between actions,
+so 20 users offer at most ~20 requests a second when answers are instant; each registers and goes
+through the walkthrough once (every route, every load product ordered), then acts at random by the
+weights of `bench/load/mix.py`. The local stack runs every function with two worker processes (its
+stand-in for reserved concurrency) on DynamoDB Local. Read the latencies against the load average:
+above the number of CPUs, requests wait for a core, and the figures say more about the machine than
+about the handlers (the handlers' own speed is in the sections above). The refusals are the scarce
+`P-LOAD-LAMP` (5 in stock when first made) selling out: 409 by design, not errors.
+"""
 PRICE = {"amount": 1500, "currency": "EUR"}  # a total the payment sandbox approves
 # Made by the admin when missing (409 when a former run made them), with how often users order each: the
 # scarce one sells out after a few orders, and from then on its orders are the run's expected refusals.
@@ -155,7 +165,7 @@ def _write_section(args: argparse.Namespace, heading: str, report: Report) -> No
     taken = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     section = (
         f"{SECTION}\n\n`make load USERS={args.users} DURATION={args.seconds}` on {taken}: {heading}. "
-        f"Per route, milliseconds; p50/p95/p99 as Locust computes them.\n\n{report.markdown()}\n"
+        f"Per route, milliseconds; p50/p95/p99 as Locust computes them.\n\n{report.markdown()}\n\n{ABOUT}"
     )
     BENCHMARKS.write_text(with_section(BENCHMARKS.read_text(), section))
     print(f"[load] saved the report in {BENCHMARKS.relative_to(ROOT)}", file=sys.stderr)
