@@ -144,13 +144,13 @@ def _locust(args: argparse.Namespace, out: Path, plan: Path) -> None:
     command = [
         *(str(LOCUST), "-f", str(LOCUSTFILE), "--headless", "--host", args.url),
         *("--users", str(args.users), "--spawn-rate", str(args.spawn_rate or args.users)),
-        *("--run-time", f"{args.seconds}s", "--csv", str(out / "load"), "--only-summary"),
+        *("--run-time", f"{args.seconds}s", "--only-summary"),
         # At the end a user finishes the action it is in (up to 10 s): no request is cut off half-answered.
         *("--stop-timeout", "10"),
         # The report says what failed; Locust's own exit code would count refusals' siblings alike.
         *("--exit-code-on-error", "0", "--logfile", str(out / "locust.log")),
     ]
-    environment = os.environ | {"LOAD_PLAN": str(plan), "PYTHONPATH": str(ROOT)}
+    environment = os.environ | {"LOAD_PLAN": str(plan), "LOAD_REPORT": str(out / "load"), "PYTHONPATH": str(ROOT)}
     with (out / "locust.out").open("wb") as output:
         started = time.monotonic()
         subprocess.run(command, env=environment, stdout=output, stderr=subprocess.STDOUT, check=True)

@@ -8,6 +8,7 @@ Requests are named by route template; ``mix.judge`` decides each answer: an expe
 reported on a line of its own and is no failure, anything else that is not 2xx is a failure.
 """
 
+import csv
 import functools
 import itertools
 import json
@@ -19,7 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from locust import HttpUser, between, task
+from locust import HttpUser, between, events, task
+from locust.env import Environment
+from locust.stats import PERCENTILES_TO_REPORT, StatsCSV
 
 from bench.load import mix
 
@@ -37,6 +40,19 @@ def _plan() -> dict[str, Any]:
 @functools.cache
 def _identities() -> Iterator[dict[str, str]]:
     return itertools.cycle(_plan()["identities"])
+
+
+@events.test_stop.add_listener
+def _write_statistics(environment: Environment, **_: Any) -> None:
+    """Locust's own per-name statistics and failures as CSV, in its format, to ``$LOAD_REPORT``_stats.csv
+    and _failures.csv. Written here, once every user has stopped, rather than by ``--csv``: that writer
+    runs each second and misses the answers that came while users were finishing (``--stop-timeout``)."""
+    statistics = StatsCSV(environment, PERCENTILES_TO_REPORT)
+    prefix = os.environ["LOAD_REPORT"]
+    with Path(f"{prefix}_stats.csv").open("w", newline="") as requests:
+        statistics.requests_csv(csv.writer(requests))
+    with Path(f"{prefix}_failures.csv").open("w", newline="") as failures:
+        statistics.failures_csv(csv.writer(failures))
 
 
 class Shopper(HttpUser):

@@ -1,5 +1,6 @@
-"""The report of a load run, read from Locust's CSV statistics (``--csv PREFIX``): per route the requests,
-errors, p50/p95/p99 and rate; the expected refusals on lines of their own; the errors by cause."""
+"""The report of a load run, read from Locust's statistics as CSV (the locustfile writes them once its
+users stopped): per route the requests, errors, p50/p95/p99 and rate; the expected refusals on lines of
+their own; the errors by cause."""
 
 import csv
 from dataclasses import dataclass

@@ -1,5 +1,6 @@
-"""``make load`` against the e2e stack: a few seconds of the mix reach every route, none errs, and an
-order the stock cannot serve is reported as a refusal of its own, not as an error."""
+"""``make load`` against the e2e stack: a few seconds of the mix reach every route, none errs, an order
+the stock cannot serve is reported as a refusal of its own, not as an error, and without named products
+the admin makes the load products through the API."""
 
 import uuid
 from pathlib import Path
@@ -8,7 +9,7 @@ from typing import Any
 import pytest
 
 from bench.load import mix
-from bench.load.__main__ import main
+from bench.load.__main__ import PRODUCTS, main
 from bench.load.report import Report
 from tests.e2e.conftest import Client, LocalStack
 
@@ -20,14 +21,14 @@ USERS, SECONDS = 3, 4
 def test_a_short_load_reaches_every_route_without_an_error_and_reports_refusals_apart(
     local_stack: LocalStack, admin: Client, product: dict[str, Any], tmp_path: Path
 ) -> None:
-    # given a product in stock and one sold out
+    # given a product in stock and one sold out, named to the load
     fields = {key: product[key] for key in ("name", "category", "price")}
     sold_out = fields | {"product_id": f"P-E2E-SOLD-{uuid.uuid4().hex[:8].upper()}", "available": 0}
     assert admin.post("/products", json=sold_out).status_code == 201
     # when a few users run the mix for a few seconds, ordering both
-    arguments = ["--url", local_stack.url, "--state-dir", str(local_stack.state_dir), "--out", str(tmp_path)]
-    arguments += ["--users", str(USERS), "--seconds", str(SECONDS)]
-    code = main([*arguments, "--product", product["product_id"], "--product", sold_out["product_id"]])
+    code = main(
+        [*_arguments(local_stack, tmp_path), "--product", product["product_id"], "--product", sold_out["product_id"]]
+    )
     # then every route of the mix answered, none with an error
     report = Report.read(tmp_path / "load")
     assert report.missing() == [], report.markdown()
@@ -38,3 +39,20 @@ def test_a_short_load_reaches_every_route_without_an_error_and_reports_refusals_
     refusals = {line.name: line.requests for line in report.refusals}
     assert list(refusals) == [mix.refusal_name(mix.PLACE_ORDER, 409, "Insufficient stock")], report.markdown()
     assert next(iter(refusals.values())) >= USERS
+
+
+def test_a_load_without_named_products_has_the_admin_make_them_and_runs_without_an_error(
+    local_stack: LocalStack, customer: Client, tmp_path: Path
+) -> None:
+    # when the load runs as `make load` does, with a token minted for each user and one for the admin
+    code = main(_arguments(local_stack, tmp_path))
+    # then the admin made the load products through the API, and every route answered without an error
+    for made, _ in PRODUCTS:
+        assert customer.get(f"/products/{made['product_id']}").status_code == 200
+    report = Report.read(tmp_path / "load")
+    assert (report.missing(), report.errors, code) == ([], 0, 0), report.markdown()
+
+
+def _arguments(stack: LocalStack, out: Path) -> list[str]:
+    arguments = ["--url", stack.url, "--state-dir", str(stack.state_dir), "--out", str(out)]
+    return [*arguments, "--users", str(USERS), "--seconds", str(SECONDS)]
