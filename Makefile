@@ -89,9 +89,9 @@ restore: $(VENV)/.synced  ## bring an archived order back from the archive bucke
 	$(PY) -m shopfeed.commerce.archive.restore --stack $(or $(STACK),http://127.0.0.1:3000) --order-id $(ORDER)
 
 # make load: Locust's users against `make dev` (default) or a deployed stack; bench/load/__main__.py says more.
-LOAD_ARGS = $(if $(URL),--url $(URL)) $(if $(TOKEN),--token $(TOKEN)) $(if $(TOKENS),--tokens-file $(TOKENS)) \
+LOAD_ARGS = $(strip $(if $(URL),--url $(URL)) $(if $(TOKEN),--token $(TOKEN)) $(if $(TOKENS),--tokens-file $(TOKENS)) \
             $(if $(ADMIN_TOKEN),--admin-token $(ADMIN_TOKEN)) $(foreach p,$(PRODUCTS),--product $(p)) \
-            --users $(or $(USERS),20) --seconds $(or $(DURATION),60)
+            --users $(or $(USERS),20) --seconds $(or $(DURATION),60))
 
 load: $(VENV)/.synced $(LOCUST)  ## load test, p50/p95/p99 and errors per route: against `make dev`, or URL=https://... TOKEN=... ADMIN_TOKEN=... (USERS=20 DURATION=60)
 	$(PY) -m bench.load $(LOAD_ARGS) $(ARGS)
@@ -104,7 +104,7 @@ token: $(VENV)/.synced  ## print a dev JWT: make token SUB=U100 GROUPS=admin,ops
 
 # The inner loop: no JVM, no stack, no container, no sleep. K narrows it (pytest -k): make check K=feed
 CHECK_TIERS := tests/unit tests/integration tests/local tests/template
-check: $(VENV)/.synced  ## while working: ruff, then unit, moto, local-stack and static template tests in parallel (K=feed)
+check: $(VENV)/.synced $(LOCUST)  ## while working: ruff, then unit, moto, local-stack and static template tests in parallel (K=feed)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PYTEST) -n auto -m "not tooling" $(if $(K),-k "$(K)") $(CHECK_TIERS)
