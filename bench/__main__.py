@@ -99,7 +99,7 @@ def main() -> None:
     args.output.write_text(report)
     _progress(f"saved {args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output}")
     for row in requests.slow_first():
-        _progress(f"first request of primed {row.function} above 2× a warm one")
+        _progress(f"first request of primed {row.case.function} ({row.case.what}) above 2× a warm one")
     if local_http.ratio < 0.8:
         _progress(f"local HTTP at {local_http.ratio:.2f}× the in-process rate, below the 0.8× goal")
     for measurement in [*trips.unexpected(), *feed_trips.unexpected()]:
