@@ -144,8 +144,8 @@ def _section_alone(output: Path, title: str, section: str, only: str) -> None:
     load = " / ".join(f"{value:.2f}" for value in os.getloadavg())
     note = f"- the {only} section re-measured alone on {taken}, load average {load} (`python -m bench --only {only}`)\n"
     head = re.sub(rf"- the {only} section re-measured alone on .*\n", "", report[:start])
-    head = head.replace("\n\n## ", f"\n{note}\n## ", 1)
-    output.write_text(head + section + "\n" + report[end:])
+    # The note joins the list at the top: the first heading after it may be the section itself.
+    output.write_text((head + section + "\n" + report[end:]).replace("\n\n## ", f"\n{note}\n## ", 1))
     _progress(f"saved the {only} section of {output}")
 
 
