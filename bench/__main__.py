@@ -1,6 +1,7 @@
 """``python -m bench``: run every benchmark, print the report and save it to docs/benchmarks.md."""
 
 import argparse
+import os
 import re
 import sys
 import time
@@ -15,6 +16,8 @@ from local.cfn import ROOT
 
 REPORT = ROOT / "docs" / "benchmarks.md"
 ROUND_TRIPS = "## DynamoDB round trips and consumed capacity per request"
+COLD_START = "## Cold start: importing each function (design §1)"
+FIRST_REQUEST = "## Cold start: the first request against warm ones (design §1)"
 
 
 def _progress(message: str) -> None:
@@ -27,12 +30,20 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=REPORT, help="where to save the report")
     parser.add_argument(
         "--only",
-        choices=["round-trips"],
+        choices=["round-trips", "cold-start", "first-request"],
         help="re-measure one section and put it in place of the report's (the rest is kept as it was)",
     )
     args = parser.parse_args()
     if args.only == "round-trips":
         _round_trips_alone(args.output)
+        return
+    if args.only == "cold-start":
+        _progress(f"cold-start imports, {args.runs} runs each")
+        _section_alone(args.output, COLD_START, _cold_start_section(cold_start.measure(args.runs)), args.only)
+        return
+    if args.only == "first-request":
+        _progress("first and warm requests per function, primed and not (moto server)")
+        _section_alone(args.output, FIRST_REQUEST, _first_request_section(first_request.measure()), args.only)
         return
 
     started = time.monotonic()
@@ -66,16 +77,8 @@ def main() -> None:
             machine.markdown(),
             f"- duration: {time.monotonic() - started:.0f} s",
             "",
-            "## Cold start: importing each function (design §1)",
-            "",
-            cold_start.__doc__ or "",
-            imports.markdown(),
-            "",
-            "## Cold start: the first request against warm ones (design §1)",
-            "",
-            first_request.__doc__ or "",
-            requests.markdown(),
-            "",
+            _cold_start_section(imports),
+            _first_request_section(requests),
             _round_trips_section(trips, feed_trips),
             "## Order placement throughput (informative)",
             "",
@@ -99,7 +102,7 @@ def main() -> None:
     args.output.write_text(report)
     _progress(f"saved {args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output}")
     for row in requests.slow_first():
-        _progress(f"first request of primed {row.function} above 2× a warm one")
+        _progress(f"first request of primed {row.case.function} ({row.case.what}) above 2× a warm one")
     if local_http.ratio < 0.8:
         _progress(f"local HTTP at {local_http.ratio:.2f}× the in-process rate, below the 0.8× goal")
     for measurement in [*trips.unexpected(), *feed_trips.unexpected()]:
@@ -131,21 +134,35 @@ def _round_trips_section(trips: round_trips.RoundTrips, feed_trips: round_trips.
     )
 
 
+def _cold_start_section(imports: cold_start.ColdStart) -> str:
+    return "\n".join([COLD_START, "", cold_start.__doc__ or "", imports.markdown(), ""])
+
+
+def _first_request_section(requests: first_request.FirstRequests) -> str:
+    return "\n".join([FIRST_REQUEST, "", first_request.__doc__ or "", requests.markdown(), ""])
+
+
+def _section_alone(output: Path, title: str, section: str, only: str) -> None:
+    """One section measured again in place of the report's, the others kept, the machine's load then noted."""
+    report = output.read_text()
+    start = report.index(title)
+    end = report.index("\n## ", start + len(title)) + 1
+    taken = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    load = " / ".join(f"{value:.2f}" for value in os.getloadavg())
+    note = f"- the {only} section re-measured alone on {taken}, load average {load} (`python -m bench --only {only}`)\n"
+    head = re.sub(rf"- the {only} section re-measured alone on .*\n", "", report[:start])
+    # The note joins the list at the top: the first heading after it may be the section itself.
+    output.write_text((head + section + "\n" + report[end:]).replace("\n\n## ", f"\n{note}\n## ", 1))
+    _progress(f"saved the {only} section of {output}")
+
+
 def _round_trips_alone(output: Path) -> None:
     """The round-trips section measured again (what ``bench.capacity`` reads), the other sections kept."""
     with commerce_stack() as stack:
         _progress(f"round trips and consumed capacity (DynamoDB Local at {stack.engine})")
         trips = round_trips.measure(stack)
         feed_trips = feed_round_trips.measure(stack)
-    report = output.read_text()
-    start = report.index(ROUND_TRIPS)
-    end = report.index("\n## ", start + len(ROUND_TRIPS)) + 1
-    taken = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    note = f"- the round-trips section re-measured alone on {taken} (`python -m bench --only round-trips`)\n"
-    head = re.sub(r"- the round-trips section re-measured alone on .*\n", "", report[:start])
-    head = head.replace("\n\n## ", f"\n{note}\n## ", 1)
-    output.write_text(head + _round_trips_section(trips, feed_trips) + report[end:])
-    _progress(f"saved the round-trips section of {output}")
+    _section_alone(output, ROUND_TRIPS, _round_trips_section(trips, feed_trips), "round-trips")
     for measurement in [*trips.unexpected(), *feed_trips.unexpected()]:
         _progress(f"unexpected status {measurement.status}: {measurement.route} ({measurement.case})")
 

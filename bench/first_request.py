@@ -1,11 +1,14 @@
-"""A container's first request against its warm ones, per function, primed at init or not (design §1).
+"""A container's first request against its warm ones, per API route group and per other function, primed
+at init or not (design §1; decision 181: a primed first request within 2× a warm one).
 
 Each round starts a fresh interpreter per function and mode, configured as deployed: the cursor
 secret is named by ARN (CURSOR_SECRET_ARN) and every AWS service (DynamoDB, Secrets Manager,
 EventBridge) is a moto server on this machine, so each call is a real HTTP round trip. The child
 times its init (``import boto3`` then ``import app``, which primes when AWS_LAMBDA_FUNCTION_NAME is
-set, as in Lambda), its first invocation with the function's sample event (events/), and 20 more;
-a botocore ``before-call`` hook, registered before any client exists, records every AWS call.
+set, as in Lambda), its first invocation with the row's sample event (events/), and 20 more; a
+botocore ``before-call`` hook, registered before any client exists, records every AWS call. Product
+search has no row: the moto server has no search engine (its first request imports the engine's
+client, decision 42).
 """
 
 import json
@@ -25,19 +28,33 @@ from local.cfn import ROOT
 FUNCTIONS = ROOT / "functions"
 SHARED = ROOT / "shared"
 WARM_REQUESTS = 20
-# What each function is sent: its sample event, as sam local invoke sends it.
-EVENTS = {
-    "commerce_api": "events/api/get_product.json",
-    "feed_api": "events/api/get_feed.json",
-    "commerce_stream": "events/streams/commerce_outbox_order_placed.json",
-    "outbox_sweeper": "events/schedules/outbox_sweep.json",
-}
-WHAT = {
-    "commerce_api": "`GET /products/{product_id}`",
-    "feed_api": "`GET /feed`",
-    "commerce_stream": "one outbox INSERT",
-    "outbox_sweeper": "a sweep, nothing to re-drive",
-}
+# The post the likes row reads: its sample event names this id, the seed's post replaces it.
+SAMPLE_POST_ID = "01JBENCHP0ST00000000000000"
+
+
+@dataclass(frozen=True)
+class Case:
+    """What one row sends: a route group's request to its API function, or another function's event
+    (its sample event, as sam local invoke sends it)."""
+
+    function: str
+    event: str
+    what: str
+
+
+CASES = [
+    Case("commerce_api", "events/api/get_product.json", "products: `GET /products/{product_id}`"),
+    Case("commerce_api", "events/api/list_my_orders.json", "orders: `GET /users/me/orders`"),
+    Case("commerce_api", "events/api/list_pending_payments.json", "payments: `GET /payments?status=Pending`"),
+    Case("commerce_api", "events/api/list_product_reviews.json", "reviews: `GET /products/{product_id}/reviews`"),
+    Case("commerce_api", "events/api/get_user.json", "users: `GET /users/{user_id}`"),
+    Case("feed_api", "events/api/get_feed.json", "feed: `GET /feed`"),
+    Case("feed_api", "events/api/list_user_posts.json", "posts: `GET /users/{user_id}/posts`"),
+    Case("feed_api", "events/api/list_post_likes.json", "likes: `GET /posts/{post_id}/likes`"),
+    Case("feed_api", "events/api/unread_notifications.json", "notifications: `GET /notifications?unread=true`"),
+    Case("commerce_stream", "events/streams/commerce_outbox_order_placed.json", "one outbox INSERT"),
+    Case("outbox_sweeper", "events/schedules/outbox_sweep.json", "a sweep, nothing to re-drive"),
+]
 
 _SEED = """
 import json, boto3
@@ -58,13 +75,18 @@ body = json.loads(event["body"]) | {{"product_id": "P-RED-TSHIRT"}}
 event["body"] = json.dumps(body)
 answer = lambda_handler(event, LambdaContext())
 assert answer["statusCode"] in (201, 409), answer
+from local.harness.client import ApiClient
+from local.harness.factories import register_user
+from local.harness.feed_factories import write_post
+register_user(ApiClient(lambda_handler).as_user("U100"))
 # Each request kind once, so the moto server's own first-call costs stay out of the measurement.
 from functions.commerce_stream.app import lambda_handler as relay
 from functions.outbox_sweeper.app import lambda_handler as sweep
 from functions.feed_api.app import lambda_handler as feed
 for handler, sample in [(lambda_handler, {api!r}), (relay, {stream!r}), (sweep, {sweeper!r}), (feed, {feed!r})]:
     handler(json.load(open(sample)), LambdaContext())
-print(arn, queue_url)
+post_id = write_post(ApiClient(feed).as_user("U100"))["post_id"]
+print(arn, queue_url, post_id)
 """
 
 _CHILD = """
@@ -82,7 +104,7 @@ import app
 init = time.perf_counter() - started
 init_calls, calls[:] = list(calls), []
 from local.harness.client import LambdaContext
-event = json.load(open({event!r}))
+event = json.loads(open({event!r}).read().replace({sample_post!r}, {post_id!r}))
 started = time.perf_counter()
 app.lambda_handler(event, LambdaContext())
 first = time.perf_counter() - started
@@ -101,7 +123,7 @@ print("@@" + json.dumps(dict(init=init, boto3=booted, first=first, warm=warm, in
 
 @dataclass
 class Row:
-    function: str
+    case: Case
     primed: bool
     init: list[float] = field(default_factory=list)
     first: list[float] = field(default_factory=list)
@@ -118,7 +140,7 @@ class FirstRequests:
     rounds: int
 
     def slow_first(self) -> list[Row]:
-        """Primed functions whose first request costs more than design §1's 2× a warm one."""
+        """Primed rows whose first request costs more than design §1's 2× a warm one."""
         return [row for row in self.rows if row.primed and statistics.median(row.ratios) > 2]
 
     def markdown(self) -> str:
@@ -126,7 +148,7 @@ class FirstRequests:
         for row in self.rows:
             body.append(
                 [
-                    f"`{row.function}` ({WHAT[row.function]})",
+                    f"`{row.case.function}` ({row.case.what})",
                     "primed" if row.primed else "not primed",
                     ms(statistics.median(row.init)),
                     ms(statistics.median(row.first)),
@@ -141,7 +163,7 @@ class FirstRequests:
             [
                 table(
                     [
-                        "function (request)",
+                        "function (route group: request)",
                         "init",
                         "init ms",
                         "first ms",
@@ -225,22 +247,25 @@ def _run(code: str, environment: dict[str, str]) -> str:
 def measure(rounds: int = 5) -> FirstRequests:
     with _moto_server() as endpoint:
         environment = _environment(endpoint)
+        first_event = {case.function: case.event for case in reversed(CASES)}
         seed = _SEED.format(
-            api=EVENTS["commerce_api"],
-            stream=EVENTS["commerce_stream"],
-            sweeper=EVENTS["outbox_sweeper"],
-            feed=EVENTS["feed_api"],
+            api=first_event["commerce_api"],
+            stream=first_event["commerce_stream"],
+            sweeper=first_event["outbox_sweeper"],
+            feed=first_event["feed_api"],
         )
-        secret_arn, queue_url = _run(seed, environment).strip().splitlines()[-1].split()
+        secret_arn, queue_url, post_id = _run(seed, environment).strip().splitlines()[-1].split()
         environment |= {"CURSOR_SECRET_ARN": secret_arn, "PAYMENT_QUEUE_URL": queue_url}
-        rows = [Row(name, primed) for name in EVENTS for primed in (True, False)]
+        rows = [Row(case, primed) for case in CASES for primed in (True, False)]
         for _ in range(rounds):
             for row in rows:
-                child = environment | ({"AWS_LAMBDA_FUNCTION_NAME": row.function} if row.primed else {})
+                child = environment | ({"AWS_LAMBDA_FUNCTION_NAME": row.case.function} if row.primed else {})
                 code = _CHILD.format(
-                    paths=[str(FUNCTIONS / row.function), str(SHARED), str(ROOT)],
-                    event=EVENTS[row.function],
+                    paths=[str(FUNCTIONS / row.case.function), str(SHARED), str(ROOT)],
+                    event=row.case.event,
                     warm=WARM_REQUESTS,
+                    sample_post=SAMPLE_POST_ID,
+                    post_id=post_id,
                 )
                 output = _run(code, child)
                 result = json.loads(output.rsplit("@@", 1)[1])

@@ -1,7 +1,9 @@
 """Integration layer: handlers and repositories against moto, tables built from template.yaml."""
 
 from collections.abc import Iterator
+from typing import Any
 
+import boto3
 import pytest
 from moto import mock_aws
 
@@ -25,6 +27,7 @@ COMMERCE_TABLES = frozenset(
     if field.endswith("_table_name")
 )
 journal_transactions()
+Calls = list[tuple[str, str]]
 
 
 @pytest.fixture
@@ -45,6 +48,21 @@ def aws() -> Iterator[None]:
         empty_tables()
         forget_all_but_dynamodb()
         mock.stop(remove_data=False)
+
+
+@pytest.fixture
+def aws_calls(aws: None) -> Iterator[Calls]:
+    """Every AWS call made by clients created from now on, as (service, operation)."""
+    calls: Calls = []
+
+    def record(model: Any, **_: Any) -> None:
+        calls.append((model.service_model.service_name, model.name))
+
+    events = boto3._get_default_session().events
+    events.register("before-call.*.*", record)
+    clients.reset()  # the tier's clients outlive tests (one moto per worker): make them anew, hooked
+    yield calls
+    events.unregister("before-call.*.*", record)
 
 
 @pytest.fixture

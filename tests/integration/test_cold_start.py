@@ -2,8 +2,6 @@
 would not, and environments restored from one SnapStart snapshot share no randomness."""
 
 import random
-from collections.abc import Iterator
-from typing import Any
 
 import boto3
 import pytest
@@ -13,25 +11,9 @@ import ulid
 from local.harness.client import ApiClient
 from local.harness.factories import create_product
 from shopfeed.commerce import bootstrap
-from shopfeed.platform import clients, warmup
+from shopfeed.platform import warmup
 from tests.conftest import reset_caches
-
-Calls = list[tuple[str, str]]
-
-
-@pytest.fixture
-def aws_calls(aws: None) -> Iterator[Calls]:
-    """Every AWS call made by clients created from now on, as (service, operation)."""
-    calls: Calls = []
-
-    def record(model: Any, **_: Any) -> None:
-        calls.append((model.service_model.service_name, model.name))
-
-    events = boto3._get_default_session().events
-    events.register("before-call.*.*", record)
-    clients.reset()  # the tier's clients outlive tests (one moto per worker): make them anew, hooked
-    yield calls
-    events.unregister("before-call.*.*", record)
+from tests.integration.conftest import Calls
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ PROVIDERS: tuple[Callable[[], object], ...] = (
     *commerce.API_PORTS,
     accounts.accounts,
     *feed.API_PORTS,
+    *feed.API_PORTS_ON_FIRST_USE,
 )
 
 

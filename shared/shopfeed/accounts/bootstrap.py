@@ -3,11 +3,9 @@
 from functools import cache
 from typing import Annotated
 
-from aws_lambda_powertools.event_handler.depends import Depends
 from pydantic import Field
 
 from shopfeed.accounts.repository import Accounts
-from shopfeed.accounts.services import Users
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.config import Settings, settings
 
@@ -27,6 +25,3 @@ def accounts() -> Accounts:
 def reset() -> None:
     """Forget every port built (tests change the environment between tests)."""
     accounts.cache_clear()
-
-
-UsersStore = Annotated[Users, Depends(accounts)]

@@ -4,11 +4,13 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.depends import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from shopfeed.accounts import services
-from shopfeed.accounts.bootstrap import UsersStore
+from shopfeed.accounts.bootstrap import accounts
 from shopfeed.accounts.schemas import RegisterUser, UpdateProfile, UserView
+from shopfeed.accounts.services import Users
 from shopfeed.platform import errors
 from shopfeed.platform.http import CurrentCaller, json_response
 from shopfeed.platform.observability import metrics
@@ -18,6 +20,9 @@ from shopfeed.platform.types import UserId
 from shopfeed.platform.versioning import expected_version
 
 router = Router()
+# The accounts as a route depends on them: declared here, not in the composition root, so the sign-up
+# trigger that shares the root does not import Powertools' HTTP resolver.
+UsersStore = Annotated[Users, Depends(accounts)]
 
 
 @router.post(

@@ -100,7 +100,10 @@ def follow_backfill_posts() -> int:
 
 
 # What each function's first request needs: built at init (``platform.warmup``).
-API_PORTS = (feed_store, engagement_store, reader, media_storage)
+API_PORTS = (feed_store, engagement_store, reader)
+# What the API's routes depend on but is made on first use: an S3 client costs 110-160 ms to make and
+# only the media routes and posts with media use it; an init that made it would slow every cold start.
+API_PORTS_ON_FIRST_USE = (media_storage,)
 STREAM_PORTS = (table, fanout_queue, search_sync_queue)
 WORKER_PORTS = (fanout_store, fanout_queue)
 

@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol
 
-from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import BaseModel
 
@@ -24,6 +23,8 @@ from shopfeed.platform.observability import logger, metrics
 from shopfeed.platform.streams import Failures, ItemChange, made_of
 
 if TYPE_CHECKING:
+    # Types only: Powertools' batch package imports its parser models (~45 ms), which an API never runs.
+    from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
     from mypy_boto3_sqs import SQSClient
 
 MAX_BATCH: Final = 10  # SQS's limit per SendMessageBatch (and per ChangeMessageVisibilityBatch)
@@ -140,7 +141,7 @@ class Backoff:
 
 def retry_later(
     records: Sequence[SQSRecord], failures: Mapping[str, Exception], queue: Redelivery, backoff: Backoff
-) -> PartialItemFailureResponse:
+) -> "PartialItemFailureResponse":
     """A batch worker's partial batch response: each failed message (``failures`` by message id) is
     made visible again after ``backoff.delay`` of its receive count, then reported failed, so Lambda
     leaves it on the queue; the others are deleted by Lambda. A visibility SQS refused to change is

@@ -12,9 +12,8 @@ time it fails (``BACKOFF``). Versions make the order and the number of deliverie
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSEvent
 from pydantic import BaseModel, ConfigDict
 
@@ -33,6 +32,10 @@ from shopfeed.platform.search import (
     Write,
 )
 from shopfeed.platform.streams import ChangeKind, Failures, ItemChange
+
+if TYPE_CHECKING:
+    # Types only: Powertools' batch package imports its parser models (~45 ms), which an API never runs.
+    from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 
 # A write the engine could not take comes back 10 s later, then 20 s, 40 s ... and every 10 minutes
 # from its seventh failure: an engine back from an outage is caught up within 10 minutes. The queue's
@@ -192,7 +195,7 @@ def apply_messages(
     engine: SearchIndex | None,
     redelivery: Redelivery,
     backoff: Backoff = BACKOFF,
-) -> PartialItemFailureResponse:
+) -> "PartialItemFailureResponse":
     """The search sync worker's whole handler: ``apply`` the batch, log and count it, and answer
     which messages failed, each held back on the queue by its receive count (``queues.retry_later``).
     With no engine configured (search is off) every message is acknowledged and counted as skipped."""

@@ -1,0 +1,217 @@
+"""What each function's entry point imports: nothing its first request does not run (decisions 176–178).
+
+Every function of template.yaml is imported as Lambda imports it (its CodeUri directory and the layer
+first on sys.path, no AWS_LAMBDA_FUNCTION_NAME so nothing is primed) in a fresh interpreter, and the
+modules it left in ``sys.modules`` are checked against what its kind may load. Modules, not time: the
+test holds on a busy machine, and a new function is checked as soon as the template names it.
+"""
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from local import cfn
+from tests.unit.test_architecture import COMPOSERS, CONTEXTS, EXPOSED
+
+ROOT = cfn.ROOT
+SHARED = ROOT / "shared"
+HTTP_EVENTS = frozenset({"HttpApi", "Api"})
+
+# What no HTTP entry point may load: its first request runs none of it.
+NOT_IN_HTTP = {
+    "aws_lambda_powertools.utilities.batch": "Powertools' batch processing (stream and queue consumers)",
+    "aws_lambda_powertools.utilities.parser": "Powertools' parser models (Kafka, Kinesis, SQS ...)",
+}
+# What no other function may load: the HTTP resolver is an API's alone.
+NOT_OUTSIDE_HTTP = {
+    "aws_lambda_powertools.event_handler": "Powertools' HTTP resolver (only an HTTP entry point runs it)",
+}
+# What no function loads at import: a search engine's client is made where the engine is built (on the
+# first search, or by priming at init).
+NOT_AT_IMPORT = {
+    "opensearchpy": "the OpenSearch client",
+    "shopfeed.platform.search.opensearch": "the search engine adapter",
+}
+
+_LOADED = """
+import json, sys
+sys.path[:0] = {paths!r}
+{statement}
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def loaded_modules(statement: str, *paths: Path) -> frozenset[str]:
+    """``sys.modules`` after ``statement`` in a fresh interpreter, ``paths`` first on sys.path."""
+    environment = {k: v for k, v in os.environ.items() if k != "AWS_LAMBDA_FUNCTION_NAME"}
+    environment |= {"AWS_REGION": "us-east-1", "POWERTOOLS_SERVICE_NAME": "shopfeed"}
+    code = _LOADED.format(paths=[str(p) for p in paths], statement=statement)
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=environment, cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return frozenset(json.loads(done.stdout))
+
+
+@dataclass(frozen=True)
+class Function:
+    """A function of the template as its import is checked: where its code is, whether HTTP reaches it."""
+
+    name: str
+    directory: Path
+    module: str
+    http: bool
+
+    @property
+    def entry_point(self) -> Path:
+        return self.directory / f"{self.module}.py"
+
+
+def functions() -> list[Function]:
+    """Every serverless function of template.yaml whose code is in this repository."""
+    template = cfn.load()
+    found = []
+    for name in cfn.resources("AWS::Serverless::Function"):
+        props = cfn.function_properties(name, template)
+        events = (props.get("Events") or {}).values()
+        http = "FunctionUrlConfig" in props or any(event["Type"] in HTTP_EVENTS for event in events)
+        module = str(props["Handler"]).rsplit(".", 1)[0]
+        found.append(Function(name, ROOT / props["CodeUri"], module, http))
+    return found
+
+
+def served_contexts(entry_point: Path) -> frozenset[str]:
+    """The shopfeed packages an entry point imports itself: the contexts (or composers) it serves."""
+    served: set[str] = set()
+    for node in ast.walk(ast.parse(entry_point.read_text())):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module]
+        served.update(n.split(".")[1] for n in names if n.startswith("shopfeed.") and n.count(".") >= 1)
+    return frozenset(served) - {"platform"}
+
+
+def _module_of(name: str) -> str:
+    """The module of an exposed name (``shopfeed.feed.posts.search.POSTS`` is in ``...posts.search``)."""
+    parts = name.split(".")
+    while not (
+        SHARED.joinpath(*parts).with_suffix(".py").exists() or (SHARED.joinpath(*parts) / "__init__.py").exists()
+    ):
+        parts.pop()
+    return ".".join(parts)
+
+
+@cache
+def composed_surface(composer: str) -> frozenset[str]:
+    """The modules of other contexts that ``composer`` brings in: what loading the exposed names it
+    imports loads (their own imports included), so a function serving it may load those and no more."""
+    exposed = {name for names in EXPOSED.values() for name in names}
+    used: set[str] = set()
+    for source in (SHARED / "shopfeed" / composer).rglob("*.py"):
+        tree = ast.parse(source.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                imported = [f"{node.module}.{alias.name}" for alias in node.names]
+                used.update(_module_of(n) for n in imported if any(n == e or n.startswith(e + ".") for e in exposed))
+    statement = "; ".join(f"import {module}" for module in sorted(used)) or "pass"
+    return frozenset(m for m in loaded_modules(statement, SHARED) if m.startswith("shopfeed."))
+
+
+def refused(
+    modules: Iterable[str], *, http: bool, served: frozenset[str], allowed: frozenset[str] = frozenset()
+) -> dict[str, str]:
+    """Each loaded module a function of this kind may not load, with why."""
+    rules: dict[str, str] = dict(NOT_AT_IMPORT)
+    rules |= NOT_IN_HTTP if http else NOT_OUTSIDE_HTTP
+    others = [c for c in CONTEXTS if c not in served and c not in COMPOSERS]
+    rules |= {f"shopfeed.{context}": f"the {context} context, which this function does not serve" for context in others}
+    found = {}
+    for module in modules:
+        for prefix, why in rules.items():
+            if (module == prefix or module.startswith(prefix + ".")) and module not in allowed:
+                found[module] = why
+    return found
+
+
+def _refused_by(function: Function, modules: frozenset[str]) -> dict[str, str]:
+    served = served_contexts(function.entry_point)
+    allowed = frozenset().union(*(composed_surface(c) for c in served if c in COMPOSERS))
+    return refused(modules, http=function.http, served=served, allowed=allowed)
+
+
+FUNCTIONS = functions()
+
+
+def test_every_function_of_the_template_is_checked() -> None:
+    on_disk = {p.parent.name for p in (ROOT / "functions").glob("*/app.py")}
+    assert {f.directory.name for f in FUNCTIONS} == on_disk
+    assert any(f.http for f in FUNCTIONS)
+    assert not all(f.http for f in FUNCTIONS)
+
+
+@pytest.mark.parametrize("function", FUNCTIONS, ids=lambda f: f.name)
+def test_an_entry_point_imports_only_what_its_kind_runs(function: Function) -> None:
+    # given a fresh interpreter, as a cold start has
+    # when the entry point is imported as Lambda imports it
+    modules = loaded_modules(f"import {function.module}", function.directory, SHARED)
+    # then nothing its kind never runs was loaded
+    found = _refused_by(function, modules)
+    assert not found, "\n".join(f"{module}: {why}" for module, why in sorted(found.items()))
+
+
+# -- the rules themselves, on modules lists made up for the purpose ----------------------------------
+
+
+@dataclass(frozen=True)
+class Kind:
+    http: bool
+    served: frozenset[str]
+
+
+COMMERCE_API = Kind(http=True, served=frozenset({"commerce", "accounts"}))
+STREAM = Kind(http=False, served=frozenset({"commerce"}))
+
+
+@pytest.mark.parametrize(
+    ("kind", "module", "is_refused"),
+    [
+        (COMMERCE_API, "aws_lambda_powertools.utilities.batch.types", True),
+        (COMMERCE_API, "aws_lambda_powertools.utilities.parser.models.kafka", True),
+        (COMMERCE_API, "opensearchpy.client", True),
+        (COMMERCE_API, "shopfeed.platform.search.opensearch", True),
+        (COMMERCE_API, "shopfeed.feed.home.fanout", True),
+        (COMMERCE_API, "shopfeed.indexing.bootstrap", False),
+        (COMMERCE_API, "aws_lambda_powertools.event_handler.api_gateway", False),
+        (COMMERCE_API, "shopfeed.platform.search.port", False),
+        (STREAM, "aws_lambda_powertools.event_handler.api_gateway", True),
+        (STREAM, "aws_lambda_powertools.utilities.batch.types", False),
+        (STREAM, "shopfeed.accounts.bootstrap", False),
+        (STREAM, "shopfeed.feed.models", True),
+    ],
+)
+def test_a_deliberate_violation_is_caught(kind: Kind, module: str, is_refused: bool) -> None:
+    assert bool(refused([module], http=kind.http, served=kind.served)) is is_refused
+
+
+def test_what_a_composer_brings_in_is_allowed_and_nothing_more() -> None:
+    # given the modules accounts brings in of the feed (its profiles and models)
+    surface = composed_surface("accounts")
+    assert "shopfeed.feed.profiles" in surface
+    # then a function serving accounts may load them, and not the rest of the feed
+    loaded = [*surface, "shopfeed.feed.home.fanout"]
+    found = refused(loaded, http=COMMERCE_API.http, served=COMMERCE_API.served, allowed=surface)
+    assert list(found) == ["shopfeed.feed.home.fanout"]
+
+
+def test_an_entry_point_serves_the_contexts_it_imports(tmp_path: Path) -> None:
+    entry_point = tmp_path / "app.py"
+    entry_point.write_text("from shopfeed.accounts import bootstrap\nfrom shopfeed.commerce.routes import cart\n")
+    assert served_contexts(entry_point) == {"accounts", "commerce"}
