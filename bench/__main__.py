@@ -7,13 +7,14 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import cold_start, fanout, feed_round_trips, first_request, round_trips, throughput
+from bench import cold_start, counters, fanout, feed_round_trips, first_request, round_trips, throughput
 from bench.machine import Machine
 from bench.stack import commerce_stack
 from local.cfn import ROOT
 
 REPORT = ROOT / "docs" / "benchmarks.md"
 ROUND_TRIPS = "## DynamoDB round trips and consumed capacity per request"
+COUNTERS = "## Exactly-once counters: write capacity per 100 likes"
 
 
 def _progress(message: str) -> None:
@@ -26,12 +27,15 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=REPORT, help="where to save the report")
     parser.add_argument(
         "--only",
-        choices=["round-trips"],
+        choices=["round-trips", "counters"],
         help="re-measure one section and put it in place of the report's (the rest is kept as it was)",
     )
     args = parser.parse_args()
     if args.only == "round-trips":
         _round_trips_alone(args.output)
+        return
+    if args.only == "counters":
+        _counters_alone(args.output)
         return
 
     started = time.monotonic()
@@ -45,6 +49,8 @@ def main() -> None:
         _progress(f"round trips and consumed capacity (DynamoDB Local at {stack.engine})")
         trips = round_trips.measure(stack)
         feed_trips = feed_round_trips.measure(stack)
+        _progress("exactly-once counters against a naive one (100 likes)")
+        counter_cost = counters.measure(stack)
         # Before the throughput benchmarks: the fanout one leaves DynamoDB Local holding ~40,000 items and
         # their stream records, which slowed every call of a stack started after it (measured: 16 local
         # HTTP requests/s against 187 on the same engine before it), and that is the engine, not the path.
@@ -76,6 +82,7 @@ def main() -> None:
             requests.markdown(),
             "",
             _round_trips_section(trips, feed_trips),
+            _counters_section(counter_cost),
             "## Order placement throughput (informative)",
             "",
             throughput.__doc__ or "",
@@ -124,23 +131,43 @@ def _round_trips_section(trips: round_trips.RoundTrips, feed_trips: round_trips.
     )
 
 
+def _counters_section(cost: counters.CounterCost) -> str:
+    return "\n".join([COUNTERS, "", counters.__doc__ or "", cost.markdown(), "", counters.BEFORE, ""])
+
+
 def _round_trips_alone(output: Path) -> None:
     """The round-trips section measured again (what ``bench.capacity`` reads), the other sections kept."""
     with commerce_stack() as stack:
         _progress(f"round trips and consumed capacity (DynamoDB Local at {stack.engine})")
         trips = round_trips.measure(stack)
         feed_trips = feed_round_trips.measure(stack)
-    report = output.read_text()
-    start = report.index(ROUND_TRIPS)
-    end = report.index("\n## ", start + len(ROUND_TRIPS)) + 1
-    taken = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    note = f"- the round-trips section re-measured alone on {taken} (`python -m bench --only round-trips`)\n"
-    head = re.sub(r"- the round-trips section re-measured alone on .*\n", "", report[:start])
-    head = head.replace("\n\n## ", f"\n{note}\n## ", 1)
-    output.write_text(head + _round_trips_section(trips, feed_trips) + report[end:])
-    _progress(f"saved the round-trips section of {output}")
+    _replace_section(output, ROUND_TRIPS, "round-trips", _round_trips_section(trips, feed_trips))
     for measurement in [*trips.unexpected(), *feed_trips.unexpected()]:
         _progress(f"unexpected status {measurement.status}: {measurement.route} ({measurement.case})")
+
+
+def _counters_alone(output: Path) -> None:
+    """The counters section measured again, the other sections kept."""
+    with commerce_stack() as stack:
+        _progress(f"exactly-once counters against a naive one (DynamoDB Local at {stack.engine})")
+        cost = counters.measure(stack)
+    _replace_section(output, COUNTERS, "counters", _counters_section(cost))
+
+
+def _replace_section(output: Path, heading: str, only: str, section: str) -> None:
+    """``section`` in place of the report's section under ``heading`` (added before the next section when
+    the report has none yet), with a line in the report's head saying when it was measured alone."""
+    report = output.read_text()
+    start = report.index(heading) if heading in report else report.index("\n## Order placement") + 1
+    end = report.index("\n## ", start + len(heading)) + 1 if heading in report else start
+    taken = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    what = f"the {only} section re-measured alone on"
+    note = f"- {what} {taken} (`python -m bench --only {only}`)\n"
+    head = re.sub(rf"- {what} .*\n", "", report[:start])
+    head = head.replace("\n\n## ", f"\n{note}\n## ", 1)
+    # A blank line either side, as the whole report has them.
+    output.write_text(head.rstrip("\n") + "\n\n" + section + "\n" + report[end:])
+    _progress(f"saved the {only} section of {output}")
 
 
 if __name__ == "__main__":

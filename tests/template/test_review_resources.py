@@ -56,6 +56,14 @@ def test_the_commerce_stream_keeps_out_applied_sets_purchases_and_customers(enti
     assert not any(passes(patterns, record(name, entity_type)) for name in ("INSERT", "MODIFY", "REMOVE"))
 
 
+def test_the_feed_stream_keeps_out_its_counters_applied_sets_written_or_expired() -> None:
+    # A set's write or TTL expiry let in would count nothing but cost an invocation per counter write.
+    patterns = filter_patterns(stream_mapping("FeedStreamFunction")["FilterCriteria"])
+    assert not any(
+        passes(patterns, record(name, exactly_once.APPLIED_ENTITY_TYPE)) for name in ("INSERT", "MODIFY", "REMOVE")
+    )
+
+
 @pytest.mark.parametrize(
     "function",
     sorted(
