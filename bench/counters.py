@@ -104,8 +104,13 @@ def _measure(stack: Stack) -> CounterCost:
     settings.cache_clear()
     name = feed_table()
     events: list[dict[str, Any]] = []
-    # The mapping's batches, kept instead of handled, so the counter alone is metered below.
-    poller = stream_poller(name, CONSUMER, lambda event, _: events.append(event) or {"batchItemFailures": []})
+
+    def keep(event: dict[str, Any], _: object) -> dict[str, Any]:
+        """The mapping's batches, kept instead of handled, so the counter alone is metered below."""
+        events.append(event)
+        return {"batchItemFailures": []}
+
+    poller = stream_poller(name, CONSUMER, keep)
     author = stack.feed_api.as_user(AUTHOR)
     register_user(stack.api.as_user(AUTHOR), handle="bench_counted")
     counted, naive_target = write_post(author, "Counted.")["post_id"], write_post(author, "Counted naively.")["post_id"]

@@ -15,9 +15,11 @@ once or several times. Three kinds of effect, three ways:
    whose string set holds the sequence numbers of the records created in that second already applied
    to the target. A record's creation second never changes, so a record delivered again finds its
    sequence number in the one set it can be in and is left out; the write is rebuilt from the records
-   left. The sets are read first (one BatchGetItem for the batch) and written under a condition that
-   they hold what was read (their size: a set only grows), so a concurrent writer makes the
-   transaction fail, and the records are sorted again against a fresh read. One write per distinct
+   left. A set is written under the condition that it holds none of the records (one ``contains``
+   clause each), checked as the transaction commits, so a delivery again or a concurrent writer of the
+   same records cancels it; the sets are then read and the records sorted again, and a set read is
+   written under the condition that it still holds what was read (its size: a set only grows). A set
+   given more records than a condition can check (100) is read first. One write per distinct
    target per batch whatever the batch size (up to 99 distinct seconds of one target's records per
    transaction), exact under redelivery, partial-batch retries and interleaved shards, without
    knowing the shard (Lambda's stream event does not name it). Sets expire (TTL) after
@@ -28,11 +30,13 @@ once or several times. Three kinds of effect, three ways:
    events already marked published).
 """
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import reduce
 from itertools import batched
+from operator import or_
 from typing import TYPE_CHECKING, Final
 
 from boto3.dynamodb.conditions import Attr, ConditionBase
@@ -51,9 +55,13 @@ APPLIED: Final = "sequence_numbers"
 """The string set of an applied set: the sequence numbers of the records applied to its target."""
 # One transaction holds the effect plus at most this many applied sets (TransactWriteItems' 100 items).
 _SETS_PER_WRITE: Final = dynamo.MAX_TRANSACTION_ITEMS - 1
-# Reads of the sets and writes under their condition: a round that loses to a concurrent writer
-# reads again; a target still contended after this many rounds fails its records (they come again).
+# Writes under the sets' conditions: a round refused because a set holds some of the records (or moved
+# since it was read) reads the sets and sorts again; a target still contended after this many rounds
+# fails its records (they come again).
 _ROUNDS: Final = dynamo.TRANSACTION_ATTEMPTS
+# A set written without reading it first checks each of its records with a contains() clause; a
+# condition expression holds 4 KB (~24 characters a clause), so a set given more records is read first.
+_UNREAD_CHECKS: Final = 100
 _EFFECT: Final = "effect"
 _SET: Final = "applied:"
 
@@ -88,8 +96,9 @@ def second_of(change: ItemChange) -> int:
     return int(change.approximate_time.timestamp())
 
 
-Applied = dict[tuple[str, int], frozenset[str]]
-"""What was read of the applied sets: by (target, second), the sequence numbers (empty: no set yet)."""
+Applied = dict[tuple[str, int], frozenset[str] | None]
+"""What was read of the applied sets: by (target, second), the sequence numbers (empty: no set yet;
+None: not read)."""
 
 
 def apply_once(table: dynamo.Table, applied_key: AppliedKey, effects: Iterable[Effect], now: datetime) -> Failures:
@@ -106,8 +115,11 @@ def apply_once(table: dynamo.Table, applied_key: AppliedKey, effects: Iterable[E
         # more of creation time: a consumer far behind): one more write per 99 seconds.
         for seconds in batched(sorted(by_second), _SETS_PER_WRITE, strict=False):
             chunks.append((effect, [change for second in seconds for change in by_second[second]]))
-    # The sets of the whole batch read at once: one BatchGetItem per 100 sets, not one per target.
-    applied = _read(table, applied_key, {(effect.target, second_of(c)) for effect, part in chunks for c in part})
+    # Sets given more records than a condition can check one by one, read at once for the whole batch
+    # (one BatchGetItem per 100 sets); the others are written unread, checked record by record.
+    records = Counter((effect.target, second_of(c)) for effect, part in chunks for c in part)
+    applied: Applied = dict.fromkeys(records)
+    applied |= _read(table, applied_key, [place for place, n in records.items() if n > _UNREAD_CHECKS])
     failures: Failures = {}
     for effect, changes in chunks:
         failures.update(_apply_chunk(table, applied_key, effect, changes, applied, now))
@@ -138,7 +150,7 @@ def _apply_chunk(
 ) -> Failures:
     left = changes
     for _ in range(_ROUNDS):
-        left = [c for c in left if c.sequence_number not in applied[(effect.target, second_of(c))]]
+        left = [c for c in left if c.sequence_number not in (applied[(effect.target, second_of(c))] or ())]
         write = effect.write(left) if left else None
         if write is None:
             return {}
@@ -153,7 +165,8 @@ def _apply_chunk(
                 add={APPLIED: set(sequence_numbers)},
             )
             key = applied_key(effect.target, second)
-            transaction.add(f"{_SET}{second}", table.update_op(key, update, condition=_unchanged(seen)))
+            condition = _none_of(sequence_numbers) if seen is None else _unchanged(seen)
+            transaction.add(f"{_SET}{second}", table.update_op(key, update, condition=condition))
         try:
             table.transact(transaction, busy=effect.target)
             return {}
@@ -161,13 +174,20 @@ def _apply_chunk(
             if not cancelled.failed_labels(_SET):
                 refused = EffectRefused(effect.target, cancelled.reason(_EFFECT))
                 return dict.fromkeys((change.sequence_number for change in left), refused)
-            # Another writer (this record's shard again, or another shard) added to a set since the read.
+            # A set holds some of the records (a delivery again), or another writer (this record's shard
+            # again, or another shard) added to it since it was read: read them, sort again.
             seconds = {(effect.target, second) for second in by_second}
             applied |= _read(table, applied_key, seconds)
         except Contention as busy:
             return dict.fromkeys((change.sequence_number for change in left), busy)
-    busy = Contention(effect.target)
-    return dict.fromkeys((change.sequence_number for change in left), busy)
+    return dict.fromkeys((change.sequence_number for change in left), Contention(effect.target))
+
+
+def _none_of(sequence_numbers: Sequence[str]) -> ConditionBase:
+    """The set (unread) holds none of these records: checked when the write commits, so a concurrent
+    writer of any of them is caught as surely as a delivery again."""
+    present = reduce(or_, (Attr(APPLIED).contains(number) for number in sequence_numbers))
+    return Attr(APPLIED).not_exists() | ~present
 
 
 def _unchanged(seen: frozenset[str]) -> ConditionBase:
