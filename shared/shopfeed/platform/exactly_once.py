@@ -23,7 +23,7 @@ once or several times. Three kinds of effect, three ways:
    target per batch whatever the batch size (up to 99 distinct seconds of one target's records per
    transaction), exact under redelivery, partial-batch retries and interleaved shards, without
    knowing the shard (Lambda's stream event does not name it). Sets expire (TTL) after
-   ``MARK_RETENTION``, longer than the stream keeps a record (24 h).
+   ``APPLIED_RETENTION``, longer than the stream keeps a record (24 h).
 3. **Outside effects** (publishing to a bus) cannot commit with a DynamoDB write. They are made at
    least once under a stable id subscribers deduplicate on, and ``skip_applied`` keeps a redelivered
    record from repeating an effect whose state already says it happened (the outbox relay leaves out
@@ -49,7 +49,7 @@ from shopfeed.platform.streams import Failures, ItemChange, RecordTypeHandler
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
 
-MARK_RETENTION: Final = timedelta(hours=48)
+APPLIED_RETENTION: Final = timedelta(hours=48)
 APPLIED_ENTITY_TYPE: Final = "AppliedRecords"
 APPLIED: Final = "sequence_numbers"
 """The string set of an applied set: the sequence numbers of the records applied to its target."""
@@ -196,7 +196,7 @@ def _unchanged(seen: frozenset[str]) -> ConditionBase:
 
 
 def _expiry(now: datetime) -> int:
-    return epoch_seconds(now + MARK_RETENTION)
+    return epoch_seconds(now + APPLIED_RETENTION)
 
 
 def skip_applied(
