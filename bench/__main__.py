@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench import cold_start, counters, fanout, feed_round_trips, first_request, round_trips, throughput
+from bench.load.report import section_of, with_section
 from bench.machine import Machine
 from bench.stack import commerce_stack
 from local.cfn import ROOT
@@ -99,6 +100,8 @@ def main() -> None:
             "",
         ]
     )
+    # The load test's section is measured by `make load --write` alone: kept as it was.
+    report = with_section(report, kept) if (kept := section_of(_read(args.output))) else report
     print(report)
     args.output.write_text(report)
     _progress(f"saved {args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output}")
@@ -108,6 +111,10 @@ def main() -> None:
         _progress(f"local HTTP at {local_http.ratio:.2f}× the in-process rate, below the 0.8× goal")
     for measurement in [*trips.unexpected(), *feed_trips.unexpected()]:
         _progress(f"unexpected status {measurement.status}: {measurement.route} ({measurement.case})")
+
+
+def _read(path: Path) -> str:
+    return path.read_text() if path.exists() else ""
 
 
 def _round_trips_section(trips: round_trips.RoundTrips, feed_trips: round_trips.RoundTrips) -> str:

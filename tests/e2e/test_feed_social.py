@@ -13,6 +13,7 @@ import pytest
 import requests
 
 from functions.feed_stream.app import lambda_handler as feed_stream
+from local.engines import CALL_TIMEOUT_SCALE
 from local.streams import lambda_record
 from shopfeed.feed import items, keys
 from shopfeed.platform import clients, dynamo
@@ -98,6 +99,9 @@ def in_process_consumer(local_stack: LocalStack, monkeypatch: pytest.MonkeyPatch
     """The feed stream consumer run here, against the stack's DynamoDB Local and table."""
     monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", local_stack.page()["endpoints"]["dynamodb"])
     monkeypatch.setenv("FEED_TABLE_NAME", "FeedTable")
+    # The stack's own functions run with call timeouts scaled for a shared machine; so does this one
+    # (at the default ones a batch timed out under load and reported failures).
+    monkeypatch.setenv("CALL_TIMEOUT_SCALE", CALL_TIMEOUT_SCALE)
     monkeypatch.setenv("FANOUT_QUEUE_URL", "http://127.0.0.1:1/000000000000/FanoutQueue")  # likes queue nothing
     reset_caches()
 

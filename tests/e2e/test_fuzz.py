@@ -79,6 +79,10 @@ def run_schemathesis(stack: LocalStack, token: str, report: Path) -> dict[str, A
         str(SEED),
         "--workers",
         "2",
+        # Schemathesis gives up on a response after 10 s by default; on two cores shared with the rest of
+        # `make test` the stack has answered slower than that (seen: 2 network errors under load 34).
+        "--request-timeout",
+        "60",
         "--report",
         "json",
         "--report-json-path",
