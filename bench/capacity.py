@@ -446,9 +446,10 @@ def computed_costs(sizes: Mapping[str, int]) -> dict[str, tuple[Cost, str]]:
             "BatchGetItem, a snapshot item written with BatchWriteItem (< 1 KB)",
         ),
         "rating": (
-            Cost({}, {"CommerceTable": _write_units(product, True) + 2}),
-            f"the product's counters (transactional ADD, {product} B) and the review's mark (transactional put, "
-            "< 1 KB); one counter write per product per batch, so an over-estimate",
+            Cost({"CommerceTable": 1}, {"CommerceTable": _write_units(product, True) + 2}),
+            f"the product's counters (transactional ADD, {product} B), the strong read of its applied set and "
+            "the set's update (transactional, < 1 KB); one read and one counter write per product per batch, "
+            "so an over-estimate",
         ),
         "none": (
             Cost(),

@@ -156,14 +156,16 @@ def test_a_follow_of_a_profile_that_does_not_exist_fails_its_record_however_ofte
     assert counts(TABLE, "U100") == (1, 0, 0)
 
 
-def test_counted_records_leave_marks_that_expire(feed: CommerceStream) -> None:
+def test_counted_records_leave_applied_sets_that_expire(feed: CommerceStream) -> None:
     # given
     follow(TABLE, "U200", "U100")
+    records = post_records(feed.read())
     # when
-    consume(post_records(feed.read()))
-    # then
+    consume(records)
+    # then one set per counted item, each holding the one record, which expires
     from local.harness.tables import table_items
 
-    marks = [item for item in table_items(TABLE) if item.get("entity_type") == exactly_once.MARK_ENTITY_TYPE]
-    assert len(marks) == 3  # the two profiles and the followee's leaderboard entry
-    assert all(mark["expires_at"] > 0 for mark in marks)
+    sets = [item for item in table_items(TABLE) if item.get("entity_type") == exactly_once.APPLIED_ENTITY_TYPE]
+    assert len(sets) == 3  # the two profiles and the followee's leaderboard entry
+    assert {frozenset(s[exactly_once.APPLIED]) for s in sets} == {frozenset(sequence_numbers(records))}
+    assert all(s["expires_at"] > 0 for s in sets)

@@ -188,7 +188,7 @@ def test_a_batch_writes_each_reviewed_product_once_however_many_reviews_it_holds
     # when
     with dynamodb_calls() as calls:
         response = consume(records)
-    # then one counter write (a transaction with its marks) per distinct product
+    # then one counter write (a transaction with its applied set) per distinct product, nothing read
     assert response == {"batchItemFailures": []}
     assert len(records) == 12
     assert calls.counts() == {"TransactWriteItems": 3}
@@ -244,21 +244,20 @@ def _changes(records: list[dict[str, Any]]) -> list[streams.ItemChange]:
     return [streams.parse(DynamoDBRecord(record)) for record in records]
 
 
-def test_counted_records_leave_marks_that_expire(commerce_api: ApiClient, shop: CommerceStream) -> None:
+def test_counted_records_leave_an_applied_set_that_expires(commerce_api: ApiClient, shop: CommerceStream) -> None:
     # given
     review_as(commerce_api, "U1", "P-RED-TSHIRT", 4)
     records = routed(shop.read())
+    (change,) = _changes(records)
     # when
     consume(records)
-    # then
-    marks = [item for item in table_items() if item.get("entity_type") == exactly_once.MARK_ENTITY_TYPE]
-    assert [(m["PK"], m["SK"]) for m in marks] == [
-        (
-            keys.applied_record("PRODUCT#P-RED-TSHIRT|META", sequence_numbers(records)[0])["PK"],
-            "PRODUCT#P-RED-TSHIRT|META",
-        )
+    # then the product's set of the record's second holds the record
+    sets = [item for item in table_items() if item.get("entity_type") == exactly_once.APPLIED_ENTITY_TYPE]
+    key = keys.applied_records("PRODUCT#P-RED-TSHIRT|META", exactly_once.second_of(change))
+    assert [(s["PK"], s["SK"], s[exactly_once.APPLIED]) for s in sets] == [
+        (key["PK"], key["SK"], set(sequence_numbers(records)))
     ]
-    assert all(mark["expires_at"] > 0 for mark in marks)
+    assert all(s["expires_at"] > 0 for s in sets)
 
 
 def test_the_sample_review_record_counts_on_its_product(admin: ApiClient, aws: None) -> None:
@@ -271,7 +270,7 @@ def test_the_sample_review_record_counts_on_its_product(admin: ApiClient, aws: N
     assert counters("P-RED-TSHIRT") == (1, 4)
 
 
-def test_the_filter_lets_in_review_records_of_every_kind_and_no_marks(
+def test_the_filter_lets_in_review_records_of_every_kind_and_no_applied_sets(
     commerce_api: ApiClient, shop: CommerceStream
 ) -> None:
     # given a review written, edited and deleted, and its counting
@@ -284,7 +283,7 @@ def test_the_filter_lets_in_review_records_of_every_kind_and_no_marks(
     everything += shop.read()
     # when
     let_in = routed(everything)
-    # then the review's three records and the counter write's product MODIFY; no mark, no purchase
+    # then the review's three records and the counter write's product MODIFY; no applied set, no purchase
     kinds = [(_entity(r), r["eventName"]) for r in let_in]
     assert kinds == [
         (items.REVIEW, "INSERT"),
@@ -292,7 +291,7 @@ def test_the_filter_lets_in_review_records_of_every_kind_and_no_marks(
         (items.REVIEW, "REMOVE"),
         (items.PRODUCT, "MODIFY"),
     ]
-    assert {_entity(r) for r in everything} >= {items.PURCHASE, exactly_once.MARK_ENTITY_TYPE}
+    assert {_entity(r) for r in everything} >= {items.PURCHASE, exactly_once.APPLIED_ENTITY_TYPE}
 
 
 def _entity(record: dict[str, Any]) -> str:

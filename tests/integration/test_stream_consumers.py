@@ -126,9 +126,9 @@ def stock_counted(changes: Sequence[streams.ItemChange]) -> dict[str, list[strea
     return by_product
 
 
-def mark_key(target: str, change: streams.ItemChange) -> dict[str, str]:
+def applied_key(target: str, second: int) -> dict[str, str]:
     # A test-only key format: the feed's keys.py declares its own.
-    return {"PK": f"TEST-MARK#{target}", "SK": change.sequence_number}
+    return {"PK": f"TEST-APPLIED#{target}", "SK": str(second)}
 
 
 def counter_handler(table: dynamo.Table) -> streams.RecordTypeHandler:
@@ -144,7 +144,7 @@ def counter_handler(table: dynamo.Table) -> streams.RecordTypeHandler:
             exactly_once.Effect(product_id, product_changes, write(product_id))
             for product_id, product_changes in stock_counted(changes).items()
         ]
-        return exactly_once.apply_once(table, mark_key, effects, NOW)
+        return exactly_once.apply_once(table, applied_key, effects, NOW)
 
     return count
 
@@ -197,7 +197,7 @@ def test_records_not_yet_applied_are_applied_once_next_to_ones_already_applied(a
     assert counters() == {"P-RED-TSHIRT": 2}
 
 
-def test_an_effect_whose_own_condition_fails_fails_its_records_and_leaves_no_mark(admin: ApiClient) -> None:
+def test_an_effect_whose_own_condition_fails_fails_its_records_and_leaves_no_applied_set(admin: ApiClient) -> None:
     # given: a write guarded on an item that does not exist
     stream = CommerceStream()
     create_product(admin, "P-RED-TSHIRT")
@@ -214,7 +214,7 @@ def test_an_effect_whose_own_condition_fails_fails_its_records_and_leaves_no_mar
                 condition=Attr("PK").exists(),
             ),
         )
-        return exactly_once.apply_once(table, mark_key, [effect], NOW)
+        return exactly_once.apply_once(table, applied_key, [effect], NOW)
 
     # when
     response = streams.handle_batch(batch(records), {items.PRODUCT: refused})

@@ -7,7 +7,6 @@ import pytest
 
 from local import cfn
 from shopfeed.feed import items
-from shopfeed.platform import dynamo
 
 RESOURCES = cfn.load()["Resources"]
 FEED_FUNCTIONS = ("FeedStreamFunction", "FanoutWorkerFunction")
@@ -120,8 +119,3 @@ def test_the_fanout_worker_reads_followers_and_posts_and_writes_entries_and_noth
         {"Fn::Sub": "${FeedTable.Arn}/index/PostsByAuthor"},
     )
     assert queue["Action"] == "sqs:SendMessage"
-
-
-def test_a_feed_stream_batch_fits_one_counter_write_per_target() -> None:
-    # One transaction per target holds its ADD and one mark per record (platform.counters).
-    assert event_of("FeedStreamFunction")["Properties"]["BatchSize"] <= dynamo.MAX_TRANSACTION_ITEMS - 1

@@ -8,7 +8,7 @@ import pytest
 from local import cfn
 from local.filtering import filter_patterns, passes
 from shopfeed.commerce import items
-from shopfeed.platform import dynamo, exactly_once
+from shopfeed.platform import exactly_once
 
 RESOURCES = cfn.load()["Resources"]
 FUNCTIONS = cfn.resources("AWS::Serverless::Function")
@@ -50,10 +50,18 @@ def test_the_commerce_stream_lets_in_every_review_change(event_name: str) -> Non
     assert passes(patterns, record(event_name, items.REVIEW))
 
 
-@pytest.mark.parametrize("entity_type", [exactly_once.MARK_ENTITY_TYPE, items.PURCHASE, items.CUSTOMER])
-def test_the_commerce_stream_keeps_out_marks_purchases_and_customers(entity_type: str) -> None:
+@pytest.mark.parametrize("entity_type", [exactly_once.APPLIED_ENTITY_TYPE, items.PURCHASE, items.CUSTOMER])
+def test_the_commerce_stream_keeps_out_applied_sets_purchases_and_customers(entity_type: str) -> None:
     patterns = filter_patterns(stream_mapping("CommerceStreamFunction")["FilterCriteria"])
     assert not any(passes(patterns, record(name, entity_type)) for name in ("INSERT", "MODIFY", "REMOVE"))
+
+
+def test_the_feed_stream_keeps_out_its_counters_applied_sets_written_or_expired() -> None:
+    # A set's write or TTL expiry let in would count nothing but cost an invocation per counter write.
+    patterns = filter_patterns(stream_mapping("FeedStreamFunction")["FilterCriteria"])
+    assert not any(
+        passes(patterns, record(name, exactly_once.APPLIED_ENTITY_TYPE)) for name in ("INSERT", "MODIFY", "REMOVE")
+    )
 
 
 @pytest.mark.parametrize(
@@ -69,13 +77,8 @@ def test_a_stream_mapping_stays_within_lambdas_default_filter_quota(function: st
     assert len(stream_mapping(function)["FilterCriteria"]["Filters"]) <= DEFAULT_FILTER_QUOTA
 
 
-def test_a_commerce_stream_batch_keeps_each_products_counter_write_in_one_transaction() -> None:
-    # One transaction holds the product's ADD and one mark per review record of the batch.
-    assert stream_mapping("CommerceStreamFunction")["BatchSize"] + 1 <= dynamo.MAX_TRANSACTION_ITEMS
-
-
-def test_the_stream_consumer_may_write_the_counters_and_their_marks_and_nothing_more() -> None:
-    assert actions_on_the_table("CommerceStreamFunction") == {"dynamodb:UpdateItem", "dynamodb:PutItem"}
+def test_the_stream_consumer_may_read_and_write_the_counters_and_their_applied_sets_and_nothing_more() -> None:
+    assert actions_on_the_table("CommerceStreamFunction") == {"dynamodb:UpdateItem", "dynamodb:BatchGetItem"}
 
 
 def test_the_api_may_check_a_purchase_in_a_transaction_and_delete_a_review() -> None:

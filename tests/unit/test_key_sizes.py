@@ -24,7 +24,7 @@ LONGEST_SUBJECTS = [
 NOW = datetime(2026, 11, 25, 10, tzinfo=UTC)
 AT = "2026-11-25T10:00:00.000Z"
 ULID = "01M8A15NZ6942M3VB6QCVS3Z0R"
-SEQUENCE = "1" * 40  # a stream sequence number: up to 40 digits
+SECOND = 99_999_999_999  # a record's creation second (epoch seconds, as far ahead as keys allow)
 
 PARTITION_KEY_BYTES = 2048
 SORT_KEY_BYTES = 1024
@@ -46,7 +46,7 @@ KEY_BUILDERS: dict[str, Callable[[str], Mapping[str, str]]] = {
     "commerce order by user": lambda u: commerce.order_by_user(u, AT, ULID),
     "commerce review": lambda u: commerce.review("P-" + "X" * 60, u),
     "commerce review orders": lambda u: commerce.review_orders("P-" + "X" * 60, u, 5, AT),
-    "commerce counter mark": lambda u: commerce.applied_record(counters.target_id(commerce.user(u)), SEQUENCE),
+    "commerce applied set": lambda u: commerce.applied_records(counters.target_id(commerce.user(u)), SECOND),
     "feed profile": feed.profile,
     "feed follow edge": lambda u: feed.follow(u, u),
     "feed follower index": lambda u: feed.follower_of(u, u, AT),
@@ -59,7 +59,7 @@ KEY_BUILDERS: dict[str, Callable[[str], Mapping[str, str]]] = {
     "feed notification": lambda u: feed.notification(u, ULID),
     "feed unread notification": lambda u: feed.unread(u, ULID),
     "feed leaderboard entry": lambda u: feed.leaderboard_entry("2026-11", u),
-    "feed counter mark": lambda u: feed.applied_record(counters.target_id(feed.profile(u)), SEQUENCE),
+    "feed applied set": lambda u: feed.applied_records(counters.target_id(feed.profile(u)), SECOND),
     "idempotency record": _idempotency_key,
 }
 

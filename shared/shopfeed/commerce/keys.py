@@ -15,7 +15,7 @@ Base table (PK / SK):
     ORDER#<order_id>        SHIPMENT#<shipment_id>  shipments of the order
     OUTBOX#<event_id>       EVENT                   integration event waiting to be relayed
     PRODUCT#<product_id>    REVIEW#<user_id>        a review (one per user per product: its natural key)
-    APPLIED#<sequence no.>  <target>                mark: a stream record was counted on <target> (48 h)
+    APPLIED#<target>        <epoch second>          applied set: records of that second counted on <target> (48 h)
     SANDBOX#<key>           CHARGE                  the sandbox payment provider's ledger (one per idempotency key)
     SANDBOX#<key>           REFUND                  the same for refunds (the refund id is the key)
     ARCHIVE                 BATCH#<batch_id>        archive manifest: an S3 batch of orders in flight (ECOM-011)
@@ -259,10 +259,10 @@ def _review_order(review: Mapping[str, Any], partition_key: str, sort_key: str) 
     return {partition_key: placed[partition_key], sort_key: placed[sort_key]}
 
 
-def applied_record(target: str, sequence_number: str) -> Key:
-    """The mark that a stream record was applied to ``target`` (platform.exactly_once): one partition
-    per record, so marks never crowd a hot product's partition."""
-    return {"PK": APPLIED + sequence_number, "SK": target}
+def applied_records(target: str, second: int) -> Key:
+    """The applied set of ``target`` for the stream records created in ``second`` (platform.exactly_once):
+    a partition per target, apart from the counted item's, written once per batch like the item."""
+    return {"PK": APPLIED + target, "SK": f"{second:012d}"}
 
 
 def order(order_id: str) -> Key:

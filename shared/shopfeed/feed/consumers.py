@@ -27,14 +27,11 @@ from shopfeed.platform.observability import logger, metrics
 from shopfeed.platform.search import sync as search_sync
 
 
-def _applied(target: str, change: streams.ItemChange) -> keys.Key:
-    return keys.applied_record(target, change.sequence_number)
-
-
 def _count(
     changes: Sequence[streams.ItemChange], rule: counters.CountRule, *, must_exist: bool = True
 ) -> streams.Failures:
-    uncounted = counters.count(bootstrap.table(), _applied, changes, rule, utc_now(), must_exist=must_exist)
+    table = bootstrap.table()
+    uncounted = counters.count(table, keys.applied_records, changes, rule, utc_now(), must_exist=must_exist)
     for sequence_number, error in uncounted.items():
         logger.warning("record not counted", sequence_number=sequence_number, error=str(error))
     metrics.add_metric(name="FeedCounterFailed", unit="Count", value=len(uncounted))

@@ -8,7 +8,7 @@ Base table (PK / SK):
     POST#<post_id>          TAG#<tag>                 one item per tag of a post (feeds PostsByTag)
     FEED#<user_id>          <created_at>#<post_id>    feed entry: a followed author's post, written by fanout
     PULL_AUTHORS            USER#<author_id>          an author whose recent posts are merged at read time
-    APPLIED#<sequence no.>  <target>                  mark: a stream record was counted on <target> (48 h)
+    APPLIED#<target>        <epoch second>            applied set: records of that second counted on <target> (48 h)
     IDEMPOTENCY#...         REQUEST                   Idempotency-Key record (platform.idempotency)
 
 Indexes (attribute names say which index they feed):
@@ -219,10 +219,10 @@ def parse_user_id(key: str) -> str:
 # -- stream consumers ------------------------------------------------------------------------------
 
 
-def applied_record(target: str, sequence_number: str) -> Key:
-    """The mark that a stream record was applied to ``target`` (platform.exactly_once): one partition
-    per record, so marks never crowd a hot counter's partition."""
-    return {"PK": APPLIED + sequence_number, "SK": target}
+def applied_records(target: str, second: int) -> Key:
+    """The applied set of ``target`` for the stream records created in ``second`` (platform.exactly_once):
+    a partition per target, apart from the counted item's, written once per batch like the item."""
+    return {"PK": APPLIED + target, "SK": f"{second:012d}"}
 
 
 # -- likes, comments, notifications, leaderboard ----------------------------------------------------

@@ -3,7 +3,8 @@
 A review counts on its product's ``rating_count`` and ``rating_sum`` (the average is their quotient,
 made when the product is read): written +1 and +rating, edited by the change of its rating, removed
 -1 and -rating. ``platform.counters`` applies them: one TransactWriteItems per product per batch (the
-``ADD`` of the batch's sums plus one mark per counted record, ``APPLIED#<sequence>``), so a batch
+``ADD`` of the batch's sums plus the records' sequence numbers added to the product's applied sets,
+``APPLIED#<target>``, one per second of creation time), so a batch
 delivered again, or again from a failed record, counts nothing twice, and a popular product takes one
 counter write per batch however many reviews it gets.
 
@@ -36,16 +37,12 @@ def counted(change: streams.ItemChange) -> list[Increment]:
     return [Increment(product, items.RATING_COUNT, sign), Increment(product, items.RATING_SUM, sign * review.rating)]
 
 
-def _mark(target: str, change: streams.ItemChange) -> keys.Key:
-    return keys.applied_record(target, change.sequence_number)
-
-
 def count_ratings(changes: Sequence[streams.ItemChange]) -> streams.Failures:
     """The stream consumer's handler of review records: the rating counters of their products.
 
     A review of a product that does not exist fails its record (retried, then the mapping's DLQ):
     ``ADD`` would otherwise create an item holding nothing but counters."""
-    failures = counters.count(bootstrap.stream_table(), _mark, changes, counted, utc_now())
+    failures = counters.count(bootstrap.stream_table(), keys.applied_records, changes, counted, utc_now())
     for sequence_number, error in failures.items():
         logger.warning("review not counted", sequence_number=sequence_number, error=str(error))
     metrics.add_metric(name="RatingCounterFailed", unit="Count", value=len(failures))

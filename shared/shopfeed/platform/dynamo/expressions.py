@@ -2,6 +2,7 @@
 the placeholders of one request. Conditions are boto3's own ``Attr`` / ``Key`` builders."""
 
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,11 +14,12 @@ from shopfeed.platform.dynamo.serialization import value
 @dataclass(frozen=True)
 class Update:
     """An UpdateExpression by intent: ``set`` values, ``set_if_absent`` (first write wins), ``add`` to
-    numbers (negative to subtract), ``remove`` attributes. Attribute names may be dotted paths."""
+    numbers (negative to subtract) or elements to a string set, ``remove`` attributes. Attribute names
+    may be dotted paths."""
 
     set: Mapping[str, Any] = field(default_factory=dict)
     set_if_absent: Mapping[str, Any] = field(default_factory=dict)
-    add: Mapping[str, int] = field(default_factory=dict)
+    add: Mapping[str, int | AbstractSet[str]] = field(default_factory=dict)
     remove: Sequence[str] = ()
 
 
