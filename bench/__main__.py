@@ -152,6 +152,21 @@ def _section(heading: str, doc: str | None, body: str) -> str:
     return "\n".join([heading, "", doc or "", body, ""])
 
 
+def replace_section(report: str, heading: str, section: str, only: str, taken: str) -> str:
+    """``report`` with the section under ``heading`` replaced by ``section`` (added at the end when it has
+    none yet), and one line in the head saying when ``--only`` re-measured it (an older one goes)."""
+    if heading in report:
+        start = report.index(heading)
+        end = report.find("\n## ", start + len(heading))
+        report = report[:start] + section + (report[end + 1 :] if end >= 0 else "")
+    else:
+        report = report.rstrip("\n") + "\n\n" + section
+    note = f"- the {only} section re-measured alone on {taken} (`python -m bench --only {only}`)\n"
+    start = report.index("\n## ")
+    head = re.sub(rf"- the {re.escape(only)} section re-measured alone on .*\n", "", report[:start])
+    return head.rstrip("\n") + "\n" + note + report[start:]
+
+
 def _paths_alone(only: str, output: Path) -> None:
     """The local-HTTP or the orders section measured again, the other sections kept."""
     with commerce_stack() as stack:
@@ -163,19 +178,9 @@ def _paths_alone(only: str, output: Path) -> None:
             _progress("orders: local HTTP and in-process against raw TransactWriteItems")
             measured = orders.measure(stack)
             heading, doc = ORDERS, orders.__doc__
-    report = output.read_text()
     section = _section(heading, doc, measured.markdown())
-    if heading in report:
-        start = report.index(heading)
-        end = report.find("\n## ", start + len(heading))
-        report = report[:start] + section + (report[end + 1 :] if end >= 0 else "")
-    else:
-        report = report.rstrip("\n") + "\n\n" + section
     taken = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    note = f"- the {only} section re-measured alone on {taken} (`python -m bench --only {only}`)\n"
-    start = report.index("\n## ")
-    head = re.sub(rf"- the {only} section re-measured alone on .*\n", "", report[:start])
-    output.write_text(head.rstrip("\n") + "\n" + note + report[start:])
+    output.write_text(replace_section(output.read_text(), heading, section, only, taken))
     _progress(f"saved the {only} section of {output}")
     print(section)
     for shortfall in measured.below_goal():
