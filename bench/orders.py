@@ -4,11 +4,11 @@ API and through the handler in-process, beside the same transactions issued dire
 DynamoDB Local applies transactions one at a time, so an order costs what its one TransactWriteItems
 costs there, and the raw rate is the ceiling any path can reach on this engine. The raw side sends
 exactly what placing an order writes (header, line, guarded stock decrement, outbox event, status
-history, idempotency key record): each transaction comes from the repository's own builder
-(``CommerceRepository.order_transaction``), built before the clients are released, and goes out through
-a plain boto3 client. Every side writes the same table of the local stack on the same engine, so the
-stack's stream consumers follow the raw orders as they follow the others. A client is a process
-(bench/clients.py); each order is one line of quantity 1, spread over 16 products.
+history, idempotency key record): each transaction is made by the service's and repository's own
+``place_order`` on a table that keeps it instead of sending it, before the clients are released, and
+goes out through a plain boto3 client. Every side writes the same table of the local stack on the same
+engine, so the stack's stream consumers follow the raw orders as they follow the others. A client is a
+process (bench/clients.py); each order is one line of quantity 1, spread over 16 products.
 """
 
 import itertools
