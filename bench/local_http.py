@@ -122,8 +122,8 @@ class LocalHttp(Measured):
 
     def _gap(self) -> str:
         one = self.rounds[1]
-        in_process, over_http = _grouped(one.cpu_ms()), _grouped(one.cpu_ms(HTTP))
-        names = sorted(set(in_process) | set(over_http), key=_PROCESS_ORDER.index)
+        in_process, over_http = grouped(one.cpu_ms()), grouped(one.cpu_ms(HTTP))
+        names = sorted(set(in_process) | set(over_http), key=PROCESS_ORDER.index)
         rows = [[name, f"{in_process.get(name, 0):.2f}", f"{over_http.get(name, 0):.2f}"] for name in names]
         cpu_in, cpu_http = sum(in_process.values()), sum(over_http.values())
         rows.append(["**all**", f"**{cpu_in:.2f}**", f"**{cpu_http:.2f}**"])
@@ -155,7 +155,7 @@ def measure(stack: Stack, count: int = ROUNDS) -> LocalHttp:
         over_http = OverHttp(Reads(f"/products/{PRODUCT}"), running.url, running.token(READER), 200)
         environment = running.table_environment()
         warm_every_worker(over_http, environment)
-        watch = _watched(running.page()["processes"], stack.engine_pid)
+        watch = watched(running.page()["processes"], stack.engine_pid)
         results = {
             clients: rounds(in_process, {HTTP: over_http}, clients, count, WINDOW_S, environment, watch)
             for clients in CLIENTS
@@ -163,22 +163,25 @@ def measure(stack: Stack, count: int = ROUNDS) -> LocalHttp:
     return LocalHttp(results, (load_before, os.getloadavg()[0]), components(running))
 
 
-def _grouped(cpu: Mapping[str, float]) -> dict[str, float]:
-    """The workers' CPU as one figure: a request runs in one of them."""
-    grouped: dict[str, float] = {}
+def grouped(cpu: Mapping[str, float]) -> dict[str, float]:
+    """The API's workers as one figure (a request runs in one of them), the other functions' as another."""
+    result: dict[str, float] = {}
     for name, ms in cpu.items():
-        key = "function workers" if name.startswith("CommerceApiFunction worker") else name
-        grouped[key] = grouped.get(key, 0.0) + ms
-    return grouped
+        if name.startswith("CommerceApiFunction worker"):
+            name = "function workers"
+        elif " worker " in name:
+            name = "other functions' workers"
+        result[name] = result.get(name, 0.0) + ms
+    return result
 
 
 # The processes a request can cost CPU in, in the order it meets them.
-_PROCESS_ORDER = ["clients", "stack", "function workers", "DynamoDB Local"]
+PROCESS_ORDER = ["clients", "stack", "function workers", "DynamoDB Local", "other functions' workers"]
 
 
-def _watched(processes: Mapping[str, int], engine_pid: int) -> dict[str, int]:
-    """The stack process, the commerce API's workers and the engine, by the names the report uses."""
-    workers = {name: pid for name, pid in processes.items() if name.startswith("CommerceApiFunction worker")}
+def watched(processes: Mapping[str, int], engine_pid: int) -> dict[str, int]:
+    """The stack process, every function's workers and the engine, by the names the report uses."""
+    workers = {name: pid for name, pid in processes.items() if " worker " in name}
     return {"stack": processes["stack"], "DynamoDB Local": engine_pid, **workers}
 
 

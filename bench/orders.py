@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.clients import InProcess, Measured, OverHttp, Request, Workload, rounds
-from bench.local_http import HTTP, beside, warm_every_worker
+from bench.local_http import HTTP, PROCESS_ORDER, beside, grouped, warm_every_worker, watched
 from bench.markdown import table
 from bench.stack import Stack
 from local.harness.factories import line, order_body, product_body
@@ -34,6 +34,7 @@ WINDOW_S = 3.0  # each rate is the orders placed in this window
 # (DynamoDB Local makes ~30-40 a second on this machine, whatever the number of clients).
 PREBUILT = 400
 IN_PROCESS = "in-process handler"
+RAW = "raw TransactWriteItems (boto3)"
 
 
 def _bodies(client: int) -> Iterator[dict[str, Any]]:
@@ -114,7 +115,7 @@ class Orders(Measured):
     def markdown(self) -> str:
         rows: list[list[Any]] = []
         for clients, taken in self.rounds.items():
-            rows.append(["raw TransactWriteItems (boto3)", clients, taken.rates().text(), "1.00"])
+            rows.append([RAW, clients, taken.rates().text(), "1.00"])
             rows.append([IN_PROCESS, clients, taken.rates(IN_PROCESS).text(), taken.ratios(IN_PROCESS).text(2)])
             rows.append([HTTP, clients, taken.rates(HTTP).text(), f"**{taken.ratios(HTTP).text(2)}**"])
         return "\n".join(
@@ -124,6 +125,30 @@ class Orders(Measured):
                 f"{self.count} rounds of {WINDOW_S:.0f} s per path and client count, the first path rotating; "
                 f"each round's ratio divides two rates measured back to back. Goal: local HTTP ≥ {GOAL}× raw. "
                 f"{self.load_text()}." + self.unexpected(),
+                "",
+                self._cpu(),
+            ]
+        )
+
+    def _cpu(self) -> str:
+        one = self.rounds[1]
+        paths = {
+            RAW: grouped(one.cpu_ms()),
+            IN_PROCESS: grouped(one.cpu_ms(IN_PROCESS)),
+            HTTP: grouped(one.cpu_ms(HTTP)),
+        }
+        names = sorted({name for cpu in paths.values() for name in cpu}, key=PROCESS_ORDER.index)
+        rows = [[name, *(f"{cpu.get(name, 0):.2f}" for cpu in paths.values())] for name in names]
+        rows.append(["**all**", *(f"**{sum(cpu.values()):.2f}**" for cpu in paths.values())])
+        walls = (one.rates(), one.rates(IN_PROCESS), one.rates(HTTP))
+        rows.append(["wall time per order", *(f"{1000 / spread.median:.1f}" for spread in walls)])
+        return "\n".join(
+            [
+                "CPU per order at one client, by process (ms, median over the rounds, from /proc; the other "
+                "functions' workers are the stack's stream and queue consumers, which follow every side's orders "
+                "as they land, so their share falls on whichever side runs while they catch up):",
+                "",
+                table(["process", *paths], rows, "lrrr"),
             ]
         )
 
@@ -139,7 +164,9 @@ def measure(stack: Stack, count: int = ROUNDS) -> Orders:
         }
         environment = running.table_environment()
         warm_every_worker(measured[HTTP], environment)
+        watch = watched(running.page()["processes"], stack.engine_pid)
         results = {
-            clients: rounds(RawOrders(BUYER), measured, clients, count, WINDOW_S, environment) for clients in CLIENTS
+            clients: rounds(RawOrders(BUYER), measured, clients, count, WINDOW_S, environment, watch)
+            for clients in CLIENTS
         }
     return Orders(results, (load_before, os.getloadavg()[0]))
