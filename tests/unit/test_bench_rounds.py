@@ -105,3 +105,16 @@ def test_the_local_http_gap_is_split_into_each_process_cpu_and_the_waiting() -> 
     assert "the worker 0.50 ms beyond" in text
     assert "the HTTP client 0.50 ms" in text
     assert "The other 3.00 ms is the process hop's waiting" in text
+
+
+def test_the_apis_workers_are_one_figure_and_the_consumers_workers_another() -> None:
+    # given CPU by process as the rounds record it
+    cpu = {
+        "CommerceApiFunction worker 0": 1.0,
+        "CommerceApiFunction worker 3": 0.5,
+        "CommerceStreamFunction worker 0": 0.25,
+        "OutboxRelayFunction worker 1": 0.25,
+        "stack": 0.5,
+    }
+    # then a request's worker is counted apart from the consumers that follow its writes
+    assert local_http.grouped(cpu) == {"function workers": 1.5, "other functions' workers": 0.5, "stack": 0.5}
