@@ -5,13 +5,24 @@ import os
 import re
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import cold_start, counters, fanout, feed_round_trips, first_request, round_trips, throughput
+from bench import (
+    cold_start,
+    counters,
+    fanout,
+    feed_round_trips,
+    first_request,
+    local_http,
+    orders,
+    round_trips,
+    throughput,
+)
 from bench.load.report import section_of, with_section
 from bench.machine import Machine
-from bench.stack import commerce_stack
+from bench.stack import Stack, commerce_stack
 from local.cfn import ROOT
 
 REPORT = ROOT / "docs" / "benchmarks.md"
@@ -19,6 +30,11 @@ ROUND_TRIPS = "## DynamoDB round trips and consumed capacity per request"
 COLD_START = "## Cold start: importing each function (design §1)"
 FIRST_REQUEST = "## Cold start: the first request against warm ones (design §1)"
 COUNTERS = "## Exactly-once counters: write capacity per 100 likes"
+LOCAL_HTTP = "## The local stack's HTTP API against the handler in-process"
+ORDERS = "## Orders against DynamoDB Local's own TransactWriteItems rate"
+
+Measured = tuple[str, str, list[str]]
+"""A section measured alone: its heading, its text, and what to warn of (goals missed, odd answers)."""
 
 
 def _progress(message: str) -> None:
@@ -31,23 +47,12 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=REPORT, help="where to save the report")
     parser.add_argument(
         "--only",
-        choices=["round-trips", "cold-start", "first-request", "counters"],
+        choices=[*ALONE, *ALONE_ON_A_STACK],
         help="re-measure one section and put it in place of the report's (the rest is kept as it was)",
     )
     args = parser.parse_args()
-    if args.only == "round-trips":
-        _round_trips_alone(args.output)
-        return
-    if args.only == "cold-start":
-        _progress(f"cold-start imports, {args.runs} runs each")
-        _section_alone(args.output, COLD_START, _cold_start_section(cold_start.measure(args.runs)), args.only)
-        return
-    if args.only == "first-request":
-        _progress("first and warm requests per function, primed and not (moto server)")
-        _section_alone(args.output, FIRST_REQUEST, _first_request_section(first_request.measure()), args.only)
-        return
-    if args.only == "counters":
-        _counters_alone(args.output)
+    if args.only:
+        _measure_alone(args.only, args.output, args.runs)
         return
 
     started = time.monotonic()
@@ -67,9 +72,13 @@ def main() -> None:
         # their stream records, which slowed every call of a stack started after it (measured: 16 local
         # HTTP requests/s against 187 on the same engine before it), and that is the engine, not the path.
         _progress("the local stack's HTTP API against the handler in-process")
-        local_http = throughput.measure_local_http(stack)
+        http_rounds = local_http.measure(stack)
         _progress("order throughput")
         load = throughput.measure(stack)
+        # After the throughput rows, which are compared with older runs: these place thousands of orders
+        # (every item and stream record of them stays in the engine), the throughput rows a few hundred.
+        _progress("orders: local HTTP and in-process against raw TransactWriteItems")
+        order_rounds = orders.measure(stack)
         _progress(f"fanout throughput ({fanout.AUDIENCE} followers, {fanout.ROUNDS} rounds)")
         spread = fanout.measure(stack)
 
@@ -83,24 +92,14 @@ def main() -> None:
             machine.markdown(),
             f"- duration: {time.monotonic() - started:.0f} s",
             "",
-            _cold_start_section(imports),
-            _first_request_section(requests),
+            _section(COLD_START, cold_start.__doc__, imports.markdown()),
+            _section(FIRST_REQUEST, first_request.__doc__, requests.markdown()),
             _round_trips_section(trips, feed_trips),
             _counters_section(counter_cost),
-            "## Order placement throughput (informative)",
-            "",
-            throughput.__doc__ or "",
-            load.markdown(),
-            "",
-            "## Fanout throughput (informative)",
-            "",
-            fanout.__doc__ or "",
-            spread.markdown(),
-            "",
-            "## The local stack's HTTP API against the handler in-process",
-            "",
-            local_http.markdown(),
-            "",
+            _section("## Order placement throughput (informative)", throughput.__doc__, load.markdown()),
+            _section(ORDERS, orders.__doc__, order_rounds.markdown()),
+            _section("## Fanout throughput (informative)", fanout.__doc__, spread.markdown()),
+            _section(LOCAL_HTTP, local_http.__doc__, http_rounds.markdown()),
         ]
     )
     # The load test's section is measured by `make load --write` alone: kept as it was.
@@ -108,16 +107,21 @@ def main() -> None:
     print(report)
     args.output.write_text(report)
     _progress(f"saved {args.output.relative_to(ROOT) if args.output.is_relative_to(ROOT) else args.output}")
-    for row in requests.slow_first():
-        _progress(f"first request of primed {row.case.function} ({row.case.what}) above 2× a warm one")
-    if local_http.ratio < 0.8:
-        _progress(f"local HTTP at {local_http.ratio:.2f}× the in-process rate, below the 0.8× goal")
-    for measurement in [*trips.unexpected(), *feed_trips.unexpected()]:
-        _progress(f"unexpected status {measurement.status}: {measurement.route} ({measurement.case})")
+    for warning in [
+        *_slow_first_requests(requests),
+        *http_rounds.below_goal(),
+        *order_rounds.below_goal(),
+        *_unexpected(trips, feed_trips),
+    ]:
+        _progress(warning)
 
 
 def _read(path: Path) -> str:
     return path.read_text() if path.exists() else ""
+
+
+def _section(heading: str, doc: str | None, body: str) -> str:
+    return "\n".join([heading, "", doc or "", body, ""])
 
 
 def _round_trips_section(trips: round_trips.RoundTrips, feed_trips: round_trips.RoundTrips) -> str:
@@ -141,50 +145,101 @@ def _round_trips_section(trips: round_trips.RoundTrips, feed_trips: round_trips.
     )
 
 
-def _cold_start_section(imports: cold_start.ColdStart) -> str:
-    return "\n".join([COLD_START, "", cold_start.__doc__ or "", imports.markdown(), ""])
-
-
-def _first_request_section(requests: first_request.FirstRequests) -> str:
-    return "\n".join([FIRST_REQUEST, "", first_request.__doc__ or "", requests.markdown(), ""])
-
-
-def _section_alone(output: Path, title: str, section: str, only: str) -> None:
-    """One section measured again in place of the report's, the others kept, the machine's load then noted."""
-    report = output.read_text()
-    # A section the report has no heading for yet goes before the throughput sections.
-    start = report.index(title) if title in report else report.index("\n## Order placement") + 1
-    end = report.index("\n## ", start + len(title)) + 1 if title in report else start
-    taken = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    load = " / ".join(f"{value:.2f}" for value in os.getloadavg())
-    note = f"- the {only} section re-measured alone on {taken}, load average {load} (`python -m bench --only {only}`)\n"
-    head = re.sub(rf"- the {only} section re-measured alone on .*\n", "", report[:start])
-    # The note joins the list at the top: the first heading after it may be the section itself.
-    output.write_text((head + section + "\n" + report[end:]).replace("\n\n## ", f"\n{note}\n## ", 1))
-    _progress(f"saved the {only} section of {output}")
-
-
 def _counters_section(cost: counters.CounterCost) -> str:
     return "\n".join([COUNTERS, "", counters.__doc__ or "", cost.markdown(), "", counters.BEFORE, ""])
 
 
-def _round_trips_alone(output: Path) -> None:
-    """The round-trips section measured again (what ``bench.capacity`` reads), the other sections kept."""
-    with commerce_stack() as stack:
-        _progress(f"round trips and consumed capacity (DynamoDB Local at {stack.engine})")
-        trips = round_trips.measure(stack)
-        feed_trips = feed_round_trips.measure(stack)
-    _section_alone(output, ROUND_TRIPS, _round_trips_section(trips, feed_trips), "round-trips")
-    for measurement in [*trips.unexpected(), *feed_trips.unexpected()]:
-        _progress(f"unexpected status {measurement.status}: {measurement.route} ({measurement.case})")
+def _slow_first_requests(requests: first_request.FirstRequests) -> list[str]:
+    return [
+        f"first request of primed {row.case.function} ({row.case.what}) above 2× a warm one"
+        for row in requests.slow_first()
+    ]
 
 
-def _counters_alone(output: Path) -> None:
-    """The counters section measured again, the other sections kept."""
-    with commerce_stack() as stack:
-        _progress(f"exactly-once counters against a naive one (DynamoDB Local at {stack.engine})")
-        cost = counters.measure(stack)
-    _section_alone(output, COUNTERS, _counters_section(cost), "counters")
+def _unexpected(*measured: round_trips.RoundTrips) -> list[str]:
+    return [
+        f"unexpected status {measurement.status}: {measurement.route} ({measurement.case})"
+        for trips in measured
+        for measurement in trips.unexpected()
+    ]
+
+
+# The sections `--only` measures again, each alone: these need no stack...
+def _cold_start_alone(runs: int) -> Measured:
+    return COLD_START, _section(COLD_START, cold_start.__doc__, cold_start.measure(runs).markdown()), []
+
+
+def _first_request_alone(runs: int) -> Measured:
+    requests = first_request.measure()
+    return (
+        FIRST_REQUEST,
+        _section(FIRST_REQUEST, first_request.__doc__, requests.markdown()),
+        _slow_first_requests(requests),
+    )
+
+
+# ... and these run on the local stack (DynamoDB Local).
+def _round_trips_alone(stack: Stack) -> Measured:
+    """The round-trips section (what ``bench.capacity`` reads)."""
+    trips, feed_trips = round_trips.measure(stack), feed_round_trips.measure(stack)
+    return ROUND_TRIPS, _round_trips_section(trips, feed_trips), _unexpected(trips, feed_trips)
+
+
+def _counters_alone(stack: Stack) -> Measured:
+    return COUNTERS, _counters_section(counters.measure(stack)), []
+
+
+def _local_http_alone(stack: Stack) -> Measured:
+    measured = local_http.measure(stack)
+    return LOCAL_HTTP, _section(LOCAL_HTTP, local_http.__doc__, measured.markdown()), measured.below_goal()
+
+
+def _orders_alone(stack: Stack) -> Measured:
+    measured = orders.measure(stack)
+    return ORDERS, _section(ORDERS, orders.__doc__, measured.markdown()), measured.below_goal()
+
+
+ALONE: dict[str, Callable[[int], Measured]] = {
+    "cold-start": _cold_start_alone,
+    "first-request": _first_request_alone,
+}
+ALONE_ON_A_STACK: dict[str, Callable[[Stack], Measured]] = {
+    "round-trips": _round_trips_alone,
+    "counters": _counters_alone,
+    "local-http": _local_http_alone,
+    "orders": _orders_alone,
+}
+
+
+def _measure_alone(only: str, output: Path, runs: int) -> None:
+    """One section measured again and put in place of the report's, the others kept as they were."""
+    _progress(f"the {only} section alone")
+    if only in ALONE:
+        heading, section, warnings = ALONE[only](runs)
+    else:
+        with commerce_stack() as stack:
+            heading, section, warnings = ALONE_ON_A_STACK[only](stack)
+    taken = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    load = " / ".join(f"{value:.2f}" for value in os.getloadavg())
+    output.write_text(replace_section(_read(output), heading, section, only, f"{taken}, load average {load}"))
+    _progress(f"saved the {only} section of {output}")
+    for warning in warnings:
+        _progress(warning)
+
+
+def replace_section(report: str, heading: str, section: str, only: str, taken: str) -> str:
+    """``report`` with the section under ``heading`` replaced by ``section`` (added at the end when it has
+    none yet), and one line in the head saying when ``--only`` re-measured it (an older one goes)."""
+    if heading in report:
+        start = report.index(heading)
+        end = report.find("\n## ", start + len(heading))
+        report = report[:start] + section + (report[end + 1 :] if end >= 0 else "")
+    else:
+        report = report.rstrip("\n") + "\n\n" + section
+    note = f"- the {only} section re-measured alone on {taken} (`python -m bench --only {only}`)\n"
+    start = report.index("\n## ")
+    head = re.sub(rf"- the {re.escape(only)} section re-measured alone on .*\n", "", report[:start])
+    return head.rstrip("\n") + "\n" + note + report[start:]
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 import contextlib
 import io
+import json
 import logging
 import os
 import signal
@@ -12,10 +13,11 @@ import time
 import urllib.request
 import uuid
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from moto.server import ThreadedMotoServer
 
@@ -50,6 +52,7 @@ class Stack:
     table: str
     engine: str
     tables: dict[str, str]  # every template table by logical id
+    engine_pid: int = 0  # DynamoDB Local's JVM
 
 
 @contextmanager
@@ -80,7 +83,12 @@ def commerce_stack() -> Iterator[Stack]:
             from functions.feed_api.app import lambda_handler as feed_handler
 
             yield Stack(
-                ApiClient(lambda_handler), ApiClient(feed_handler), names["CommerceTable"], engine.endpoint, names
+                ApiClient(lambda_handler),
+                ApiClient(feed_handler),
+                names["CommerceTable"],
+                engine.endpoint,
+                names,
+                engine.process.pid,
             )
     finally:
         engine.stop()
@@ -119,6 +127,31 @@ class LocalStack:
 
     def token(self, sub: str, *groups: str) -> str:
         return SigningKey.load_or_create(self.state_dir).mint(issuer_for(int(self.url.rsplit(":", 1)[1])), sub, groups)
+
+    def post(self, path: str, body: Any, sub: str, *groups: str, headers: Mapping[str, str] = {}) -> Any:
+        """``POST path`` with a JSON body as ``sub``; the answer's JSON (an HTTP error raises)."""
+        request = urllib.request.Request(
+            f"{self.url}{path}",
+            data=json.dumps(body).encode(),
+            headers={"Authorization": f"Bearer {self.token(sub, *groups)}", "Content-Type": "application/json"}
+            | dict(headers),
+            method="POST",
+        )
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            return json.loads(answer.read() or b"null")
+
+    def page(self) -> Any:
+        """The stack page (``GET /__local/stack``): resources, processes, functions."""
+        with urllib.request.urlopen(f"{self.url}/__local/stack", timeout=30) as answer:
+            return json.loads(answer.read())
+
+    def table_environment(self) -> dict[str, str]:
+        """The stack's own table names as the functions' settings read them, for code run beside it."""
+        resources = self.page()["resources"]
+        return {
+            "COMMERCE_TABLE_NAME": resources["CommerceTable"]["name"],
+            "FEED_TABLE_NAME": resources["FeedTable"]["name"],
+        }
 
 
 @contextmanager

@@ -97,6 +97,14 @@ def in_containers(shares: Sequence[Sequence[Call | Invoke]], warm_up: Call | Non
     return [served[index] for index in range(len(shares))]
 
 
+def enter_container(environment: Mapping[str, str]) -> None:
+    """A fresh container process takes ``environment`` as its own; the function's log and metric lines
+    (what Lambda ships to CloudWatch) go nowhere."""
+    os.environ.clear()
+    os.environ.update(environment)
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+
+
 def _container(
     index: int,
     calls: list[Call | Invoke],
@@ -106,10 +114,7 @@ def _container(
     results: Any,
 ) -> None:
     try:
-        os.environ.clear()
-        os.environ.update(environment)
-        # The function's log and metric lines (what Lambda ships to CloudWatch) go nowhere.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        enter_container(environment)
         if warm_up is not None:
             _serve(warm_up)
         barrier.wait(timeout=_TIMEOUT_SECONDS)

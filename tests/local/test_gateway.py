@@ -78,6 +78,36 @@ def test_routes_are_exactly_those_of_the_template() -> None:
     assert table.match("GET", "/orders/x/unknown") is None
 
 
+def test_every_template_route_is_selected_by_a_path_made_from_it() -> None:
+    # given the template's route table, and a path made from each route with a value in each parameter
+    routes = cfn.http_api_routes()
+    table = RouteTable(routes)
+    for route in routes:
+        path = "/".join("v" if part.startswith("{") else part for part in route.path.split("/"))
+        # then that route answers it, whichever routes share its length or its first segment
+        matched = table.match(route.method, path)
+        assert matched is not None, route.key
+        assert matched[0] == route
+
+
+def test_a_parameter_in_the_first_segment_competes_with_literal_routes_of_the_same_length() -> None:
+    # given routes whose first segment is a parameter beside literal ones, and the root
+    table = RouteTable(
+        [
+            cfn.HttpRoute("GET", "/{tenant}/orders", "Tenant", None),
+            cfn.HttpRoute("GET", "/users/orders", "Users", None),
+            cfn.HttpRoute("GET", "/", "Root", None),
+        ]
+    )
+
+    # then a literal first segment still meets the parameter route when its own does not match
+    assert table.match("GET", "/users/orders")[0].function == "Users"  # type: ignore[index]
+    assert table.match("GET", "/users/orders")[1] == {}  # type: ignore[index]
+    assert table.match("GET", "/acme/orders")[1] == {"tenant": "acme"}  # type: ignore[index]
+    assert table.match("GET", "/")[0].function == "Root"  # type: ignore[index]
+    assert table.match("GET", "/users") is None
+
+
 def test_the_most_specific_route_wins() -> None:
     # given overlapping routes, in an order that would mislead a first-match router
     table = RouteTable(

@@ -1,0 +1,235 @@
+"""The local stack's HTTP API against the handler called in-process: ``GET /products/{id}`` (goal ≥ 0.8× at
+one client, ≥ 0.9× at four).
+
+Both sides read the same item of the same table in the same warm DynamoDB Local: the local stack is
+started on the benchmark's engine (``--dynamodb-endpoint``) and the in-process clients are pointed at
+the stack's own CommerceTable, so only the path differs. A client is a process (bench/clients.py); the
+in-process side calls the handler with a payload-2.0 event, the HTTP side goes through `make dev`'s
+server, JWT authorizer, gateway and one of the function's worker processes, each client on one
+keep-alive connection.
+"""
+
+import http.client
+import io
+import itertools
+import json
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from bench.clients import InProcess, Measured, OverHttp, Request, Workload, rate, rounds
+from bench.markdown import table
+from bench.stack import LocalStack, Stack, local_stack
+from local import cfn
+from local.auth import AUDIENCE, JwtAuthorizer, SigningKey, issuer_for
+from local.gateway import HttpRequest, RouteTable, build_event, http_response
+from local.harness.factories import product_body
+
+READER = "U-BENCH-READER"
+PRODUCT = "P-LOAD-HTTP"
+LOCAL_WORKERS = 4  # CommerceApiFunction's worker processes in the local stack (--function-workers)
+CLIENTS = (1, 4)
+GOALS = {1: 0.8, 4: 0.9}
+ROUNDS = 5
+WINDOW_S = 3.0  # each rate is the calls answered in this window
+HTTP = f"local HTTP, {LOCAL_WORKERS} workers"
+
+
+def beside(stack: Stack) -> AbstractContextManager[LocalStack]:
+    """The local stack on the benchmark's own DynamoDB Local, with the commerce API's workers."""
+    return local_stack(
+        "--dynamodb-endpoint", stack.engine, "--function-workers", f"CommerceApiFunction={LOCAL_WORKERS}"
+    )
+
+
+def warm_every_worker(workload: Workload, environment: Mapping[str, str]) -> None:
+    """One unmeasured window with as many clients as the function has workers: the stack starts one
+    warm worker per function and the rest on demand, and a cold start inside a measured window would
+    be measured as the path's cost."""
+    rate(workload, LOCAL_WORKERS, 1.0, environment)
+
+
+@dataclass(frozen=True)
+class Reads:
+    """``GET path``, again and again."""
+
+    path: str
+
+    def of(self, client: int) -> Iterator[Request]:
+        return itertools.repeat(("GET", self.path, None, {}))
+
+
+@dataclass
+class LocalHttp(Measured):
+    """In-process (baseline) and HTTP rounds per client count, and the stack's pieces timed alone."""
+
+    components: dict[str, float] = field(default_factory=dict)  # piece -> CPU µs per request
+
+    def below_goal(self) -> list[str]:
+        return self.shortfalls(HTTP, GOALS, "local HTTP ÷ in-process")
+
+    def markdown(self) -> str:
+        rows: list[list[Any]] = []
+        for clients, taken in self.rounds.items():
+            rows.append(["in-process handler", clients, taken.rates().text(), "1.00"])
+            rows.append([HTTP, clients, taken.rates(HTTP).text(), f"**{taken.ratios(HTTP).text(2)}**"])
+        return "\n".join(
+            [
+                table(
+                    ["path", "clients", "GET /products/{id} per s, median (min–max)", "÷ in-process, median (min–max)"],
+                    rows,
+                    "lrrr",
+                ),
+                "",
+                f"{self.count} paired rounds of {WINDOW_S:.0f} s per side and client count; each round's ratio divides "
+                "two rates measured back to back. Goals: ≥ 0.8× at one client, ≥ 0.9× at four. "
+                f"{self.load_text()} "
+                "(four clients, four workers, the stack and DynamoDB Local share them: at four clients both sides "
+                "are bound by the cores, and the ratio is the CPU each request costs on either path)."
+                + self.unexpected(),
+                "",
+                "### What the gap is made of",
+                "",
+                self._gap(),
+            ]
+        )
+
+    def _gap_text(self, in_process: Mapping[str, float], over_http: Mapping[str, float], wall: float) -> str:
+        """The wall-time gap at one client, split into the CPU each process adds and the waiting between them."""
+        stack = over_http.get("stack", 0) - in_process.get("stack", 0)  # net of the pollers' own work
+        worker = over_http.get("function workers", 0) - in_process.get("clients", 0)
+        client = over_http.get("clients", 0)
+        engine = over_http.get("DynamoDB Local", 0) - in_process.get("DynamoDB Local", 0)
+        cpu = sum(over_http.values()) - sum(in_process.values())
+        pieces = sum(us for name, us in self.components.items() if "first request" not in name) / 1000
+        jwt = next((us for name, us in self.components.items() if "cached" in name), 0.0)
+        return (
+            f"At one client a request over HTTP takes {wall:.2f} ms more wall time than in-process. "
+            f"{cpu:.2f} ms of it is CPU: the stack process {stack:.2f} ms (the pieces below, HTTP parsing, route, "
+            f"JWT check, event, JSON and answer, are {pieces:.2f} ms of it; the JWT check of a token seen before "
+            f"is {jwt:.0f} µs; the rest is http.server's per-request work, the socket and pipe system calls, the "
+            f"request's log line and the switches between the stack's threads), the worker {worker:.2f} ms beyond "
+            f"the same handler run in the client's process (the event and answer as JSON, the runtime loop), the "
+            f"HTTP client {client:.2f} ms, DynamoDB Local {engine:+.2f} ms. The other {wall - cpu:.2f} ms is the "
+            "process hop's waiting: a request wakes three more processes in turn (client → stack → worker → stack "
+            "→ client) than in-process (client → DynamoDB Local → client), and on a loaded machine each wake-up "
+            "waits for a free core."
+        )
+
+    def _gap(self) -> str:
+        one = self.rounds[1]
+        in_process, over_http = grouped(one.cpu_ms()), grouped(one.cpu_ms(HTTP))
+        names = sorted(set(in_process) | set(over_http), key=PROCESS_ORDER.index)
+        rows = [[name, f"{in_process.get(name, 0):.2f}", f"{over_http.get(name, 0):.2f}"] for name in names]
+        cpu_in, cpu_http = sum(in_process.values()), sum(over_http.values())
+        rows.append(["**all**", f"**{cpu_in:.2f}**", f"**{cpu_http:.2f}**"])
+        wall_in, wall_http = 1000 / one.rates().median, 1000 / one.rates(HTTP).median
+        rows.append(["wall time per request", f"{wall_in:.2f}", f"{wall_http:.2f}"])
+        parts = [[name, f"{micro:.0f}"] for name, micro in self.components.items()]
+        return "\n".join(
+            [
+                "CPU per request at one client, by process (ms, median over the rounds; from /proc, so a loaded "
+                "machine stretches the wall time but not these):",
+                "",
+                table(["process", "in-process handler", HTTP], rows, "lrr"),
+                "",
+                self._gap_text(in_process, over_http, wall_http - wall_in),
+                "",
+                "The stack's share, piece by piece (CPU µs per request, measured in this process on the stack's own "
+                "code, 2,000 calls each):",
+                "",
+                table(["piece", "µs"], parts, "lr"),
+            ]
+        )
+
+
+def measure(stack: Stack, count: int = ROUNDS) -> LocalHttp:
+    load_before = os.getloadavg()[0]
+    with beside(stack) as running:
+        running.post("/products", product_body(PRODUCT), "U-BENCH-ADMIN", "admin")
+        in_process = InProcess(Reads(f"/products/{PRODUCT}"), READER, 200)
+        over_http = OverHttp(Reads(f"/products/{PRODUCT}"), running.url, running.token(READER), 200)
+        environment = running.table_environment()
+        warm_every_worker(over_http, environment)
+        watch = watched(running.page()["processes"], stack.engine_pid)
+        results = {
+            clients: rounds(in_process, {HTTP: over_http}, clients, count, WINDOW_S, environment, watch)
+            for clients in CLIENTS
+        }
+    return LocalHttp(results, (load_before, os.getloadavg()[0]), components(running))
+
+
+def grouped(cpu: Mapping[str, float]) -> dict[str, float]:
+    """The API's workers as one figure (a request runs in one of them), the other functions' as another."""
+    result: dict[str, float] = {}
+    for name, ms in cpu.items():
+        if name.startswith("CommerceApiFunction worker"):
+            name = "function workers"
+        elif " worker " in name:
+            name = "other functions' workers"
+        result[name] = result.get(name, 0.0) + ms
+    return result
+
+
+# The processes a request can cost CPU in, in the order it meets them.
+PROCESS_ORDER = ["clients", "stack", "function workers", "DynamoDB Local", "other functions' workers"]
+
+
+def watched(processes: Mapping[str, int], engine_pid: int) -> dict[str, int]:
+    """The stack process, every function's workers and the engine, by the names the report uses."""
+    workers = {name: pid for name, pid in processes.items() if " worker " in name}
+    return {"stack": processes["stack"], "DynamoDB Local": engine_pid, **workers}
+
+
+def components(running: LocalStack, calls: int = 2000) -> dict[str, float]:
+    """CPU µs per request of each piece the stack adds to a ``GET /products/{id}``, run alone on the stack's
+    own code with the request the HTTP clients send."""
+    issuer = issuer_for(int(str(urlsplit(running.url).port)))
+    key = SigningKey.load_or_create(running.state_dir)
+    token = running.token(READER)
+    authorizer = JwtAuthorizer(issuer, [AUDIENCE], {key.kid: key.public_key})
+    head = f"GET /products/{PRODUCT} HTTP/1.1\r\nHost: {urlsplit(running.url).netloc}\r\n"
+    head += f"Accept-Encoding: identity\r\nAuthorization: Bearer {token}\r\n\r\n"
+    raw = head.encode()
+    request = HttpRequest("GET", f"/products/{PRODUCT}", [("Host", "127.0.0.1"), ("Authorization", f"Bearer {token}")])
+    routes = RouteTable(cfn.http_api_routes())
+    route, params = routes.match("GET", request.target) or (None, {})
+    assert route is not None
+    headers = {"host": "127.0.0.1", "authorization": f"Bearer {token}"}
+    claims = authorizer.authorize(headers).claims
+    event = build_event(route, params, request, headers, claims, None, "id")
+    answer = {"payload": {"statusCode": 200, "headers": {"content-type": "application/json"}, "body": "{}" * 120}}
+
+    def parse() -> None:
+        stream = io.BytesIO(raw)
+        stream.readline()
+        http.client.parse_headers(stream)
+
+    def first_check() -> None:
+        JwtAuthorizer(issuer, [AUDIENCE], {key.kid: key.public_key}).authorize(headers)
+
+    def pipe() -> None:
+        json.loads(json.dumps({"event": event}, separators=(",", ":")))
+        json.loads(json.dumps(answer, separators=(",", ":")))
+
+    pieces: dict[str, Callable[[], Any]] = {
+        "HTTP parsing (request line and headers, http.server's parser)": parse,
+        "route selection (RouteTable.match)": lambda: routes.match("GET", request.target),
+        "JWT check, a token seen before (cached)": lambda: authorizer.authorize(headers),
+        "JWT check, a token's first request (signature verified)": first_check,
+        "payload-2.0 event (build_event)": lambda: build_event(route, params, request, headers, claims, None, "id"),
+        "event and answer through the pipe as JSON (both ends)": pipe,
+        "HTTP answer from the payload (http_response)": lambda: http_response(answer["payload"]),
+    }
+    return {name: _cpu_us(piece, calls) for name, piece in pieces.items()}
+
+
+def _cpu_us(piece: Callable[[], Any], calls: int) -> float:
+    started = time.process_time()
+    for _ in range(calls):
+        piece()
+    return (time.process_time() - started) * 1e6 / calls
