@@ -8,6 +8,7 @@ from local.harness.client import ApiClient
 from local.harness.factories import create_product, money
 from local.samlocal.sam import SamLocal
 from shopfeed.commerce import items, keys
+from shopfeed.commerce.models import DEFAULT_WAREHOUSE
 from tests.samlocal.helpers import Tables, invoke
 
 pytestmark = [pytest.mark.samlocal, pytest.mark.xdist_group("samlocal")]
@@ -34,7 +35,10 @@ def test_invoke_create_product_event_creates_the_product_as_admin(sam: SamLocal,
     }
     stored = tables.item(keys.product("P-RED-TSHIRT"))
     assert stored is not None
-    assert (stored["entity_type"], stored["available"], stored["version"]) == (items.PRODUCT, 10, 1)
+    assert (stored["entity_type"], stored["version"]) == (items.PRODUCT, 1)
+    bucket = tables.item(keys.stock_bucket("P-RED-TSHIRT", DEFAULT_WAREHOUSE, 0))
+    assert bucket is not None
+    assert bucket["available"] == 10
 
 
 def test_invoke_place_order_event_writes_the_order_and_decrements_stock(
@@ -70,7 +74,7 @@ def test_invoke_place_order_event_writes_the_order_and_decrements_stock(
     stored = tables.item(keys.order(order["order_id"]))
     assert stored is not None
     assert (stored["user_id"], stored["status"]) == ("U100", "Placed")
-    stock = tables.item(keys.product("P-RED-TSHIRT"))
+    stock = tables.item(keys.stock_bucket("P-RED-TSHIRT", DEFAULT_WAREHOUSE, 0))
     assert stock is not None
     assert stock["available"] == 8
     assert [event["event_type"] for event in tables.entities(items.OUTBOX_EVENT)] == ["OrderPlaced"]

@@ -23,11 +23,13 @@ from shopfeed.platform.dynamo.serialization import Item, deserialize, serialize,
 from shopfeed.platform.dynamo.table import ConditionFailed, Table, TableBusy
 from shopfeed.platform.dynamo.transactions import (
     MAX_TRANSACTION_ITEMS,
+    RETRYABLE_REASONS,
     TRANSACTION_ATTEMPTS,
     Reason,
     Transaction,
     TransactionCancelled,
     TransactionContended,
+    transact_once,
     transact_write,
 )
 
@@ -36,6 +38,7 @@ __all__ = [
     "ENTITY_TYPE",
     "MAX_TRANSACTION_ITEMS",
     "PARTITION",
+    "RETRYABLE_REASONS",
     "SORT",
     "TRANSACTION_ATTEMPTS",
     "TTL_ATTRIBUTE",
@@ -55,6 +58,7 @@ __all__ = [
     "now_epoch",
     "reindexed",
     "serialize",
+    "transact_once",
     "transact_write",
     "value",
 ]

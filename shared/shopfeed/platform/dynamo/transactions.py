@@ -85,6 +85,7 @@ class TransactionCancelled(Exception):
 # again. The SDK retries neither (a cancellation is not an error it knows to retry).
 THROTTLED_REASONS: Final = frozenset({"ProvisionedThroughputExceeded", "ThrottlingError"})
 _PASSING: Final = frozenset({"TransactionConflict", *THROTTLED_REASONS})
+RETRYABLE_REASONS: Final = _PASSING
 
 
 class TransactionContended(Exception):
@@ -126,6 +127,19 @@ def transact_write(
     if throttled:
         raise DependencyUnavailable(THROTTLED_RETRY_AFTER_S)
     raise TransactionContended()
+
+
+def transact_once(client: "DynamoDBClient", transaction: Transaction) -> None:
+    """One TransactWriteItems, not retried: every cancellation, conflicts and throttled items included,
+    raises TransactionCancelled with its reasons by label. For a caller that changes the transaction
+    before sending it again (an order moving its take to another stock bucket), which a retry of the
+    same items (``transact_write``) would only send back to the item that conflicted."""
+    try:
+        client.transact_write_items(TransactItems=transaction.ops)
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "TransactionCanceledException":
+            raise
+        raise TransactionCancelled(_reasons(error, list(transaction))) from error
 
 
 def retry_conflicts[T](call: Callable[[], T], attempts: int = TRANSACTION_ATTEMPTS) -> T:
