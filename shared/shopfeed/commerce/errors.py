@@ -51,6 +51,41 @@ class PriceChanged(DomainError):
         }
 
 
+class StockScattered(DomainError):
+    """The stock is there, but spread over more buckets than one order's transaction can take from
+    (100 items in all): an order of fewer lines or units passes, or a rebalance gathers it."""
+
+    def __init__(self, product_ids: Sequence[str]) -> None:
+        ids = ", ".join(product_ids)
+        super().__init__(
+            f"The stock of {ids} is spread over more buckets than one order can take from; nothing was ordered."
+        )
+        self.product_ids = list(product_ids)
+
+    def extensions(self) -> dict[str, object]:
+        return {"product_ids": self.product_ids}
+
+
+class BucketShort(DomainError):
+    """A move of stock between buckets found its source bucket short: nothing moved."""
+
+    def __init__(self, product_id: str, warehouse: str, bucket: int, requested: int, available: int) -> None:
+        super().__init__(
+            f"Bucket {bucket} of product {product_id} in {warehouse} holds {available} units, not {requested}."
+        )
+        self.product_id, self.warehouse, self.bucket = product_id, warehouse, bucket
+        self.requested, self.available = requested, available
+
+    def extensions(self) -> dict[str, object]:
+        return {
+            "product_id": self.product_id,
+            "warehouse": self.warehouse,
+            "bucket": self.bucket,
+            "requested": self.requested,
+            "available": self.available,
+        }
+
+
 # -- reviews ------------------------------------------------------------------------------------
 
 
@@ -80,6 +115,8 @@ class UnknownProducts(DomainError):
 problems.register(UnknownProducts, HTTPStatus.NOT_FOUND, "unknown-products", "Unknown products")
 problems.register(InsufficientStock, HTTPStatus.CONFLICT, "insufficient-stock", "Insufficient stock")
 problems.register(PriceChanged, HTTPStatus.CONFLICT, "price-changed", "Price changed")
+problems.register(StockScattered, HTTPStatus.CONFLICT, "stock-scattered", "Stock scattered")
+problems.register(BucketShort, HTTPStatus.CONFLICT, "bucket-short", "Bucket short")
 # 403, not 409: the caller lacks a right (being a buyer), the review does not conflict with anything.
 problems.register(PurchaseRequired, HTTPStatus.FORBIDDEN, "purchase-required", "Purchase required")
 

@@ -10,6 +10,8 @@ from typing import Any, Final
 from shopfeed.commerce import keys
 from shopfeed.commerce.models import (
     ArchiveBatch,
+    BucketLevel,
+    BucketRef,
     Cart,
     CartLine,
     Customer,
@@ -25,6 +27,8 @@ from shopfeed.commerce.models import (
     Review,
     ReviewSummary,
     Shipment,
+    StockLayout,
+    StockTake,
 )
 from shopfeed.platform.dynamo import Update, indexed
 from shopfeed.platform.outbox import OutboxEvent, OutboxKeys, event_from
@@ -69,15 +73,58 @@ RATING_SUM: Final = "rating_sum"
 
 
 def product_item(product: Product) -> Item:
-    # The rating counters are the consumer's alone: a product is written without them.
-    item = {**keys.product(product.product_id), "entity_type": PRODUCT, **product.model_dump(exclude={"rating"})}
-    return indexed(keys.INDEXES, item)
+    # The rating counters are the consumer's alone: a product is written without them. Its stock is
+    # in its buckets (stock_bucket_item), never on the product item.
+    dumped = product.model_dump(exclude={"rating", "available"})
+    return indexed(keys.INDEXES, {**keys.product(product.product_id), "entity_type": PRODUCT, **dumped})
 
 
-def product_from(item: Item) -> Product:
-    fields = {k: item[k] for k in Product.model_fields if k != "rating"}
+def product_from(item: Item, available: int | None = None) -> Product:
+    """``available`` is the total of the product's buckets; without it, the number a product item kept
+    before its stock moved to buckets (the backfill removes it), else 0."""
+    fields = {k: item[k] for k in Product.model_fields if k not in ("rating", "available") and k in item}
     rating = RatingTotals(count=int(item.get(RATING_COUNT, 0)), sum=int(item.get(RATING_SUM, 0)))
-    return Product.model_validate({**fields, "rating": rating})
+    stock = int(item.get(LEGACY_AVAILABLE, 0)) if available is None else available
+    return Product.model_validate({**fields, "available": stock, "rating": rating})
+
+
+# -- stock as items (issue 18) -------------------------------------------------------------------
+
+STOCK_LAYOUT: Final = "StockLayout"
+STOCK_BUCKET: Final = "StockBucket"
+# The single stock number a product item kept before buckets; the backfill moves it into them.
+LEGACY_AVAILABLE: Final = "available"
+
+
+def stock_layout_item(layout: StockLayout) -> Item:
+    return {**keys.stock_layout(layout.product_id), "entity_type": STOCK_LAYOUT, **layout.model_dump()}
+
+
+def stock_layout_from(item: Item) -> StockLayout:
+    return StockLayout(
+        product_id=item["product_id"],
+        warehouses={str(w): int(n) for w, n in item["warehouses"].items()},
+        price=_money(item["price"]),
+        version=int(item["version"]),
+    )
+
+
+def stock_bucket_item(layout: StockLayout, ref: BucketRef, available: int) -> Item:
+    """A bucket carries the product's price: an order's price guard is on the bucket it takes from,
+    so placing an order never touches the product item (decision 153)."""
+    return {
+        **keys.stock_bucket(layout.product_id, ref.warehouse, ref.bucket),
+        "entity_type": STOCK_BUCKET,
+        "product_id": layout.product_id,
+        "warehouse": ref.warehouse,
+        "bucket": ref.bucket,
+        "available": available,
+        "price": layout.price.model_dump(),
+    }
+
+
+def bucket_level_from(item: Item) -> BucketLevel:
+    return BucketLevel(warehouse=item["warehouse"], bucket=int(item["bucket"]), available=int(item["available"]))
 
 
 def product_summary_from(item: Item) -> ProductSummary:
@@ -131,6 +178,10 @@ def order_line_from(item: Item) -> OrderLine:
         product_id=item["product_id"],
         quantity=int(item["quantity"]),
         unit_price=_money(item["unit_price"]),
+        takes=tuple(
+            StockTake(warehouse=t["warehouse"], bucket=int(t["bucket"]), quantity=int(t["quantity"]))
+            for t in item.get("takes", ())
+        ),
     )
 
 

@@ -6,7 +6,9 @@ Base table (PK / SK):
     USER#<user_id>          CART                    the user's cart: its version (ETag) and expiry (TTL)
     USER#<user_id>          CART#<product_id>       a line of the cart (sorts after CART: one Query reads both)
     EMAIL#<email>           GUARD                   unique-email guard (points at the user)
-    PRODUCT#<product_id>    META                    product, price and stock
+    PRODUCT#<product_id>    META                    product and price
+    PRODUCT#<product_id>    STOCK                   the product's stock layout: warehouse → bucket count, price, version
+    STOCK#<product_id>#<warehouse>#<n>  STOCK       one stock bucket: its units (each bucket its own partition)
     ORDER#<order_id>        META                    order header
     ORDER#<order_id>        HISTORY#000001 ..       status history: one per move, by the order's version after it
                                                     (sorts before LINE#: never in the header-and-lines read)
@@ -496,6 +498,32 @@ def snapshot(day: str, product_id: str) -> Key:
 
 def snapshot_partition(day: str) -> str:
     return SNAPSHOT + day
+
+
+# -- stock as items (issue 18, decisions 151-165) -------------------------------------------------
+#
+# A product's stock is split into buckets, per warehouse; each bucket has its own partition key, so
+# orders of one product spread over as many partitions (and transaction locks) as it has buckets:
+# buckets under one partition key would share its ~1,000 WCU/s and gain nothing. The layout (which
+# buckets exist) sits beside the product's META in its partition.
+
+STOCK: Final = "STOCK#"
+STOCK_ITEM: Final = "STOCK"
+
+
+def stock_layout(product_id: str) -> Key:
+    return {"PK": PRODUCT + product_id, "SK": STOCK_ITEM}
+
+
+def stock_bucket(product_id: str, warehouse: str, bucket: int) -> Key:
+    """Product ids and warehouse ids never hold a ``#`` (their types refuse it): the key parses back."""
+    return {"PK": f"{STOCK}{product_id}#{warehouse}#{bucket}", "SK": STOCK_ITEM}
+
+
+def parse_stock_bucket(pk: str) -> tuple[str, str, int]:
+    """``(product_id, warehouse, bucket)`` of a stock bucket's partition key."""
+    product_id, warehouse, bucket = key_parts.after_prefix(pk, STOCK, "a stock bucket").split("#")
+    return product_id, warehouse, int(bucket)
 
 
 # -- the payment window ------------------------------------------------------------------------------

@@ -6,7 +6,15 @@ from typing import Annotated, Final
 
 from pydantic import Field
 
-from shopfeed.commerce.types import Carrier, ProductId, Quantity, Rating, StockLevel, TrackingNumber
+from shopfeed.commerce.types import (
+    BucketCount,
+    Carrier,
+    ProductId,
+    Quantity,
+    Rating,
+    TrackingNumber,
+    Warehouse,
+)
 from shopfeed.platform.models import Model
 from shopfeed.platform.types import Money, UserId, Version
 
@@ -48,7 +56,9 @@ class Product(Model):
     description: str
     category: str
     price: Money
-    available: StockLevel
+    # The total of the product's stock buckets (decision 157), not stored on the product item: each
+    # bucket is bounded by MAX_STOCK, their sum by MAX_BUCKETS of them.
+    available: Annotated[int, Field(ge=0)] = 0
     created_at: str
     updated_at: str
     version: Version
@@ -112,11 +122,22 @@ _TRANSITIONS: dict[OrderStatus, frozenset[OrderStatus]] = {
 }
 
 
+class StockTake(Model):
+    """Units an order line took from one stock bucket: where a cancel or an expiry puts them back."""
+
+    warehouse: Warehouse
+    bucket: int
+    quantity: Quantity
+
+
 class OrderLine(Model):
     line_no: Annotated[int, Field(ge=1, le=MAX_ORDER_LINES)]
     product_id: ProductId
     quantity: Quantity
     unit_price: Money
+    # The buckets the line's units came from (decision 155); empty on lines placed before stock
+    # was kept in buckets (their units go back to the default warehouse).
+    takes: tuple[StockTake, ...] = ()
 
     @property
     def line_total(self) -> Money:
@@ -321,6 +342,55 @@ class ArchiveBatch(Model):
     md5: str | None = None
     created_at: str
     updated_at: str
+
+
+# -- stock as items (issue 18) -------------------------------------------------------------------
+
+# Where a product's stock goes when nobody names a warehouse: product creation, POST /stock, and the
+# backfill of the single stock number products had before buckets.
+DEFAULT_WAREHOUSE: Final = "MAIN"
+
+
+class BucketRef(Model):
+    """One stock bucket of a product: a warehouse and the bucket's number in it (0-based)."""
+
+    warehouse: Warehouse
+    bucket: Annotated[int, Field(ge=0)]
+
+
+class StockLayout(Model):
+    """How a product's stock is split: warehouse → bucket count (data: admins change it), the unit
+    price every bucket carries (an order's price guard sits on the bucket it takes from), and the
+    layout's version (ETag of the inventory; a resize or a price change bumps it)."""
+
+    product_id: ProductId
+    warehouses: dict[Warehouse, BucketCount]
+    price: Money
+    version: Version
+
+    @property
+    def buckets(self) -> tuple[BucketRef, ...]:
+        """Every bucket of the layout, warehouse by warehouse, in bucket order."""
+        return tuple(
+            BucketRef(warehouse=warehouse, bucket=n)
+            for warehouse, count in sorted(self.warehouses.items())
+            for n in range(count)
+        )
+
+    def holds(self, ref: BucketRef) -> bool:
+        return ref.bucket < self.warehouses.get(ref.warehouse, 0)
+
+
+class BucketLevel(Model):
+    """A bucket's stock as one strongly consistent read saw it."""
+
+    warehouse: Warehouse
+    bucket: int
+    available: int
+
+    @property
+    def ref(self) -> BucketRef:
+        return BucketRef(warehouse=self.warehouse, bucket=self.bucket)
 
 
 class InventoryLevel(Model):

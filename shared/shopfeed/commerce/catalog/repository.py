@@ -5,51 +5,103 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from boto3.dynamodb.conditions import Attr
-
 from shopfeed.commerce import items, keys
+from shopfeed.commerce.inventory.stock import RESTOCK_SNAPSHOT, StockRepository, new_layout
 from shopfeed.commerce.models import Product, ProductSummary, Restocked
-from shopfeed.commerce.types import MAX_STOCK
-from shopfeed.platform import dynamo, idempotency
+from shopfeed.platform import dynamo
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.dynamo import Transaction, Update
-from shopfeed.platform.errors import AlreadyExists, InvalidRequest, NotFound, StaleVersion
-from shopfeed.platform.idempotency import Created, IdempotentRequest, Snapshot
+from shopfeed.platform.errors import AlreadyExists, Contention, NotFound, StaleVersion
+from shopfeed.platform.idempotency import Created, IdempotentRequest
 from shopfeed.platform.models import Page
 from shopfeed.platform.pagination import query_page
+from shopfeed.platform.types import Money
 
-# Transaction labels: cancellation reasons are read by these, never by position.
-_KEY = "idempotency-key"
+__all__ = ["RESTOCK_SNAPSHOT", "CatalogRepository"]
 
-# What a key record keeps of the value it created (see platform.idempotency.Snapshot).
-RESTOCK_SNAPSHOT = Snapshot(Restocked, version=1)
+# A price change re-reads the layout and tries again when a resize moved it meanwhile.
+_REPRICE_ATTEMPTS = 4
 
 
 class CatalogRepository:
     def __init__(self, table: dynamo.Table, cursors: CursorCodec) -> None:
         self._table = table
         self._cursors = cursors
+        self.stock = StockRepository(table)
 
     def add_product(self, product: Product) -> None:
-        if not self._table.create(items.product_item(product)):
-            raise AlreadyExists("product", product.product_id)
+        """The product, its stock layout (one bucket in the default warehouse) and that bucket holding
+        ``product.available``, in one transaction."""
+        item = items.product_item(product)
+        transaction = Transaction()
+        transaction.add("product", self._table.put_op(item, if_absent=True))
+        for label, op in self.stock.create_ops(new_layout(product.product_id, product.price), product.available):
+            transaction.add(label, op)
+        try:
+            self._table.transact(transaction, busy=f"product {product.product_id}")
+        except dynamo.TransactionCancelled as cancelled:
+            existing = cancelled.reason("product")
+            # An equal item is this very write, made by an attempt whose answer was lost (Table.create).
+            if existing.failed_condition and existing.item != dynamo.deserialize(dynamo.serialize(item)):
+                raise AlreadyExists("product", product.product_id) from cancelled
+            if not existing.failed_condition:
+                raise
 
     def get_product(self, product_id: str) -> Product | None:
-        item = self._table.get(keys.product(product_id))
-        return items.product_from(item) if item else None
+        """The product and its layout in one strongly consistent BatchGetItem, then its buckets' total
+        in one more (decision 157: fresh, 2 round trips; a product not backfilled yet answers the
+        number on its item)."""
+        found = self._table.get_many([keys.product(product_id), keys.stock_layout(product_id)])
+        product = next((i for i in found if i["SK"] == keys.META), None)
+        if product is None:
+            return None
+        layout = next((i for i in found if i["SK"] == keys.STOCK_ITEM), None)
+        if layout is None:
+            return items.product_from(product)
+        levels = self.stock.levels_of(items.stock_layout_from(layout))
+        return items.product_from(product, available=sum(level.available for level in levels))
 
     def update_product(self, product_id: str, expected_version: int, changes: Mapping[str, Any], now: str) -> Product:
         # Every index reading a changed attribute takes its new keys (a moved category moves the product
         # in ProductsByCategory); the product id is all the rest they read.
         after = {"entity_type": items.PRODUCT, "product_id": product_id, **changes}
         change = dynamo.reindexed(keys.INDEXES, after, Update(set={**changes, "updated_at": now}))
+        if "price" in changes:
+            return self._reprice(product_id, expected_version, change, Money.model_validate(changes["price"]))
         try:
             item = self._table.update_versioned(keys.product(product_id), expected_version, change)
         except dynamo.ConditionFailed as failed:
             if failed.current is None:
                 raise NotFound("product", product_id) from failed
             raise StaleVersion("product", product_id, int(failed.current["version"])) from failed
-        return items.product_from(item)
+        return self.get_product(product_id) or items.product_from(item)
+
+    def _reprice(self, product_id: str, expected_version: int, change: Update, price: Money) -> Product:
+        """A price change writes the product, its layout and every bucket in one transaction: orders
+        check the price on the bucket they take from (decision 153), never on the product item."""
+        for _ in range(_REPRICE_ATTEMPTS):
+            layout = self.stock.find_layout(product_id)
+            transaction = Transaction()
+            product = self._table.versioned_update_op(keys.product(product_id), expected_version, change)
+            transaction.add("product", product)
+            for label, op in self.stock.reprice_ops(layout, price) if layout is not None else ():
+                transaction.add(label, op)
+            try:
+                self._table.transact(transaction, busy=f"product {product_id}")
+            except dynamo.TransactionCancelled as cancelled:
+                current = cancelled.reason("product")
+                if current.failed_condition:
+                    if current.item is None:
+                        raise NotFound("product", product_id) from cancelled
+                    raise StaleVersion("product", product_id, int(current.item["version"])) from cancelled
+                if cancelled.failed_labels():
+                    continue  # a resize moved the layout since it was read
+                raise
+            found = self.get_product(product_id)
+            if found is None:
+                raise NotFound("product", product_id)
+            return found
+        raise Contention(f"product {product_id}")
 
     def list_products_in_category(self, category: str, limit: int, cursor: str | None) -> Page[ProductSummary]:
         found, next_cursor = query_page(
@@ -71,34 +123,9 @@ class CatalogRepository:
         restocked: Restocked,
         now: datetime,
     ) -> Created[Restocked]:
-        """Add stock and record the Idempotency-Key in one transaction."""
-        transaction = Transaction()
-        transaction.add(
-            "product",
-            self._table.update_op(
-                keys.product(product_id),
-                Update(add={"available": quantity}),
-                # The bound is checked where the sum is made: stock can never pass MAX_STOCK.
-                condition=Attr("PK").exists() & Attr("available").lte(MAX_STOCK - quantity),
-                return_old_on_failure=True,
-            ),
-        )
-        transaction.add(_KEY, idempotency.record_put(self._table.name, request, RESTOCK_SNAPSHOT, restocked, now))
-        try:
-            self._table.transact(transaction, busy=f"product {product_id}")
-        except dynamo.TransactionCancelled as cancelled:
-            replayed = idempotency.replay(request, cancelled.reason(_KEY), RESTOCK_SNAPSHOT)
-            if replayed:
-                return replayed
-            stock = cancelled.reason("product")
-            if stock.failed_condition and stock.item is None:
-                raise NotFound("product", product_id) from cancelled
-            if stock.failed_condition:
-                raise InvalidRequest(
-                    f"Restocking {quantity} would take product {product_id} past the maximum stock of {MAX_STOCK}."
-                ) from cancelled
-            raise
-        return Created(restocked)
+        """Add stock and record the Idempotency-Key in one transaction (into the default warehouse's
+        buckets: ``inventory.stock``)."""
+        return self.stock.restock(product_id, quantity, request, restocked, now)
 
     # -- building blocks ---------------------------------------------------------------------
 

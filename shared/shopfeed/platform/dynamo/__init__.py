@@ -28,6 +28,7 @@ from shopfeed.platform.dynamo.transactions import (
     Transaction,
     TransactionCancelled,
     TransactionContended,
+    transact_once,
     transact_write,
 )
 
@@ -55,6 +56,7 @@ __all__ = [
     "now_epoch",
     "reindexed",
     "serialize",
+    "transact_once",
     "transact_write",
     "value",
 ]

@@ -17,6 +17,7 @@ from shopfeed.platform.dynamo.transactions import (
     Transaction,
     TransactionContended,
     retry_conflicts,
+    transact_once,
     transact_write,
 )
 from shopfeed.platform.errors import Contention, DependencyUnavailable
@@ -244,6 +245,10 @@ class Table:
             transact_write(self.client, transaction, attempts)
         except TransactionContended:
             raise Contention(busy) from None
+
+    def transact_once(self, transaction: Transaction) -> None:
+        """Commit ``transaction`` once; any cancellation (conflicts too) raises TransactionCancelled."""
+        transact_once(self.client, transaction)
 
     # -- queries
 

@@ -128,6 +128,19 @@ def transact_write(
     raise TransactionContended()
 
 
+def transact_once(client: "DynamoDBClient", transaction: Transaction) -> None:
+    """One TransactWriteItems, not retried: every cancellation, conflicts and throttled items included,
+    raises TransactionCancelled with its reasons by label. For a caller that changes the transaction
+    before sending it again (an order moving its take to another stock bucket), which a retry of the
+    same items (``transact_write``) would only send back to the item that conflicted."""
+    try:
+        client.transact_write_items(TransactItems=transaction.ops)
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "TransactionCanceledException":
+            raise
+        raise TransactionCancelled(_reasons(error, list(transaction))) from error
+
+
 def retry_conflicts[T](call: Callable[[], T], attempts: int = TRANSACTION_ATTEMPTS) -> T:
     """``call`` (one single-item write), again with jittered backoff while it meets an item a
     transaction holds (TransactionConflictException: the SDK does not retry it). After ``attempts``

@@ -1,0 +1,409 @@
+"""Stock as items (issue 18): a product's stock per warehouse, split into buckets with their own
+partition keys, and the layout that says which buckets exist (data, changed by admins).
+
+Every write keeps units exact: a take is guarded ``available >= units``, a move takes from one bucket
+and adds to another in one TransactWriteItems, a resize redistributes with ADD deltas that sum to the
+units restocked (zero for a pure resize). Reads of levels are strongly consistent BatchGetItems of the
+layout's bucket keys: buckets are separate partitions, so no single Query can read them.
+"""
+
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Final
+
+from boto3.dynamodb.conditions import Attr
+
+from shopfeed.commerce import items, keys
+from shopfeed.commerce.errors import BucketShort
+from shopfeed.commerce.models import (
+    DEFAULT_WAREHOUSE,
+    BucketLevel,
+    BucketRef,
+    Restocked,
+    StockLayout,
+    StockTake,
+)
+from shopfeed.commerce.types import MAX_BUCKETS, MAX_STOCK
+from shopfeed.platform import dynamo, idempotency
+from shopfeed.platform.dynamo import Transaction, Update
+from shopfeed.platform.errors import Contention, InvalidRequest, NotFound, StaleVersion
+from shopfeed.platform.idempotency import Created, IdempotentRequest, Snapshot
+from shopfeed.platform.types import Money
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
+
+# BatchGetItem reads at most 100 keys a call.
+_BATCH_KEYS: Final = 100
+# Transaction labels: reasons are read by these, never by position.
+LAYOUT: Final = "stock-layout"
+BUCKET: Final = "bucket:"
+_KEY: Final = "idempotency-key"
+# A resize or restock re-reads and retries when an order changed a bucket it redistributes.
+_ADJUST_ATTEMPTS: Final = 4
+
+RESTOCK_SNAPSHOT = Snapshot(Restocked, version=1)
+
+
+def bucket_label(product_id: str, ref: BucketRef) -> str:
+    return f"{BUCKET}{product_id}:{ref.warehouse}:{ref.bucket}"
+
+
+def even_split(total: int, count: int) -> list[int]:
+    """``total`` units over ``count`` buckets, the remainder one each to the first buckets."""
+    share, rest = divmod(total, count)
+    return [share + (1 if n < rest else 0) for n in range(count)]
+
+
+def take_op(table: dynamo.Table, product_id: str, take: StockTake, unit_price: Money) -> "TransactWriteItemTypeDef":
+    """An order's take from one bucket: only if the bucket holds the units and still carries the price
+    the customer quoted (a failure returns the bucket as it was: its level and its price)."""
+    condition = (
+        Attr("PK").exists()
+        & Attr("available").gte(take.quantity)
+        & Attr("price.amount").eq(unit_price.amount)
+        & Attr("price.currency").eq(unit_price.currency)
+    )
+    return table.update_op(
+        keys.stock_bucket(product_id, take.warehouse, take.bucket),
+        Update(add={"available": -take.quantity}),
+        condition=condition,
+        return_old_on_failure=True,
+    )
+
+
+def restore_op(table: dynamo.Table, product_id: str, ref: BucketRef, units: int) -> "TransactWriteItemTypeDef":
+    """Units back into a bucket (a cancel, an expiry). Guarded by the bucket's existence: an ADD on a
+    missing key would create a bucket outside the layout, whose units no read would ever count."""
+    return table.update_op(
+        keys.stock_bucket(product_id, ref.warehouse, ref.bucket),
+        Update(add={"available": units}),
+        condition=Attr("PK").exists(),
+        return_old_on_failure=True,
+    )
+
+
+def restore_target(layout: StockLayout | None, take: StockTake) -> BucketRef:
+    """Where a take's units go back: its own bucket while the layout holds it; after a resize removed
+    it, the same number modulo the warehouse's count now; a warehouse gone (or a line placed before
+    buckets, whose take is the default warehouse's bucket 0) goes to the first warehouse left."""
+    ref = BucketRef(warehouse=take.warehouse, bucket=take.bucket)
+    if layout is None or layout.holds(ref):
+        return ref
+    count = layout.warehouses.get(take.warehouse)
+    if count:
+        return BucketRef(warehouse=take.warehouse, bucket=take.bucket % count)
+    warehouse = DEFAULT_WAREHOUSE if DEFAULT_WAREHOUSE in layout.warehouses else min(layout.warehouses)
+    return BucketRef(warehouse=warehouse, bucket=0)
+
+
+def legacy_take(quantity: int) -> StockTake:
+    """Where a line placed before buckets took its units from (the backfill put them there)."""
+    return StockTake(warehouse=DEFAULT_WAREHOUSE, bucket=0, quantity=quantity)
+
+
+@dataclass
+class LineStock:
+    """What one order placement knows of a product's buckets while it chooses where to take from:
+    levels seen (from a failed take's old item, or from one strong read of every bucket) and buckets
+    to avoid on the next try (short, or held by a concurrent transaction)."""
+
+    layout: StockLayout
+    known: dict[BucketRef, int] = field(default_factory=dict)
+    avoid: set[BucketRef] = field(default_factory=set)
+    read_all: bool = False
+
+    def learn_all(self, levels: Iterable[BucketLevel]) -> None:
+        self.known = {level.ref: level.available for level in levels}
+        self.avoid = set()
+        self.read_all = True
+
+    @property
+    def total(self) -> int:
+        return sum(self.known.values())
+
+    def choose(self, quantity: int, rng: random.Random) -> tuple[StockTake, ...] | None:
+        """The buckets to take ``quantity`` from; None when only a strong read of every bucket can tell.
+
+        One bucket when any may hold enough, chosen at random among them (concurrent buyers spread
+        over the buckets instead of queueing on the fullest); once every level is known and no bucket
+        holds enough alone, the fewest buckets that do together, fullest first (decision 156)."""
+        maybe = [
+            ref
+            for ref in self.layout.buckets
+            if ref not in self.avoid and self.known.get(ref, quantity if not self.read_all else 0) >= quantity
+        ]
+        if maybe:
+            ref = rng.choice(maybe)
+            return (StockTake(warehouse=ref.warehouse, bucket=ref.bucket, quantity=quantity),)
+        if not self.read_all:
+            return None
+        if self.total < quantity:
+            return ()
+        takes, left = [], quantity
+        for ref, level in sorted(self.known.items(), key=lambda kv: -kv[1]):
+            if left == 0 or level <= 0:
+                break
+            part = min(level, left)
+            takes.append(StockTake(warehouse=ref.warehouse, bucket=ref.bucket, quantity=part))
+            left -= part
+        return tuple(takes)
+
+
+class StockRepository:
+    """CommerceTable as stock buckets: the layout, the levels, moves between buckets, restocks and
+    resizes. Orders take and restore through ``take_op`` / ``restore_op`` in their own transactions."""
+
+    def __init__(self, table: dynamo.Table) -> None:
+        self._table = table
+
+    # -- reads
+
+    def layout(self, product_id: str) -> StockLayout:
+        """The product's layout, strongly consistent; NotFound if the product has none."""
+        found = self.find_layout(product_id)
+        if found is None:
+            raise NotFound("product", product_id)
+        return found
+
+    def find_layout(self, product_id: str, consistent: bool = True) -> StockLayout | None:
+        item = self._table.get(keys.stock_layout(product_id), consistent=consistent)
+        return items.stock_layout_from(item) if item else None
+
+    def layouts(self, product_ids: Sequence[str], consistent: bool = True) -> dict[str, StockLayout]:
+        """The layouts of several products (one BatchGetItem per 100); products without one left out."""
+        found: list[dynamo.Item] = []
+        for start in range(0, len(product_ids), _BATCH_KEYS):
+            chunk = product_ids[start : start + _BATCH_KEYS]
+            found += self._table.get_many([keys.stock_layout(p) for p in chunk], consistent=consistent)
+        return {str(item["product_id"]): items.stock_layout_from(item) for item in found}
+
+    def levels(self, product_id: str) -> list[BucketLevel]:
+        """Every bucket of the product, strongly consistent, warehouse by warehouse in bucket order."""
+        return self.levels_of(self.layout(product_id))
+
+    def levels_of(self, layout: StockLayout) -> list[BucketLevel]:
+        """Every bucket of ``layout``, strongly consistent (one BatchGetItem: at most MAX_BUCKETS keys)."""
+        return self.levels_of_many([layout])[layout.product_id]
+
+    def levels_of_many(self, layouts: Sequence[StockLayout]) -> dict[str, list[BucketLevel]]:
+        """Every bucket of each layout, strongly consistent, one BatchGetItem per 100 buckets."""
+        wanted = [(layout.product_id, ref) for layout in layouts for ref in layout.buckets]
+        seen: dict[tuple[str, str, int], int] = {}
+        for start in range(0, len(wanted), _BATCH_KEYS):
+            chunk = wanted[start : start + _BATCH_KEYS]
+            bucket_keys = [keys.stock_bucket(p, ref.warehouse, ref.bucket) for p, ref in chunk]
+            for item in self._table.get_many(bucket_keys, ("product_id", "warehouse", "bucket", "available")):
+                seen[(str(item["product_id"]), str(item["warehouse"]), int(item["bucket"]))] = int(item["available"])
+        # A bucket of the layout always exists (they are written together); a missing one reads as 0.
+        return {
+            layout.product_id: [
+                BucketLevel(
+                    warehouse=ref.warehouse,
+                    bucket=ref.bucket,
+                    available=seen.get((layout.product_id, ref.warehouse, ref.bucket), 0),
+                )
+                for ref in layout.buckets
+            ]
+            for layout in layouts
+        }
+
+    def total(self, product_id: str) -> int | None:
+        """The units of every bucket (None without a layout): one GetItem and one BatchGetItem."""
+        found = self.find_layout(product_id)
+        return None if found is None else sum(level.available for level in self.levels_of(found))
+
+    # -- writes
+
+    def create_ops(self, layout: StockLayout, initial: int) -> list[tuple[str, "TransactWriteItemTypeDef"]]:
+        """The labelled items a new product's stock takes in the product's own transaction: its layout
+        and every bucket, ``initial`` units split evenly over them."""
+        ops: list[tuple[str, TransactWriteItemTypeDef]] = [
+            (LAYOUT, self._table.put_op(items.stock_layout_item(layout), if_absent=True))
+        ]
+        for warehouse, count in sorted(layout.warehouses.items()):
+            share = even_split(initial if warehouse == DEFAULT_WAREHOUSE else 0, count)
+            for n in range(count):
+                ref = BucketRef(warehouse=warehouse, bucket=n)
+                item = items.stock_bucket_item(layout, ref, share[n])
+                ops.append((bucket_label(layout.product_id, ref), self._table.put_op(item, if_absent=True)))
+        return ops
+
+    def reprice_ops(self, layout: StockLayout, price: Money) -> list[tuple[str, "TransactWriteItemTypeDef"]]:
+        """The items that carry a new price to the layout and every bucket, for the product update's own
+        transaction: guarded by the layout's version, so a concurrent resize (new buckets at the old
+        price) cancels it instead of leaving a bucket behind."""
+        change = Update(set={"price": price.model_dump()}, add={"version": 1})
+        ops: list[tuple[str, TransactWriteItemTypeDef]] = [
+            (
+                LAYOUT,
+                self._table.update_op(
+                    keys.stock_layout(layout.product_id),
+                    change,
+                    condition=Attr("version").eq(layout.version),
+                    return_old_on_failure=True,
+                ),
+            )
+        ]
+        repriced = Update(set={"price": price.model_dump()})
+        for ref in layout.buckets:
+            key = keys.stock_bucket(layout.product_id, ref.warehouse, ref.bucket)
+            op = self._table.update_op(key, repriced, condition=Attr("PK").exists())
+            ops.append((bucket_label(layout.product_id, ref), op))
+        return ops
+
+    def move(self, product_id: str, source: BucketRef, target: BucketRef, units: int) -> None:
+        """Move ``units`` from ``source`` to ``target`` in one TransactWriteItems: the source guarded
+        ``available >= units``, the target an ADD guarded by its existence. No unit is made or lost:
+        either both items change or neither. Raises BucketShort when the source holds fewer (nothing
+        moved), NotFound when either bucket does not exist, Contention when concurrent orders kept
+        holding the buckets."""
+        if units < 1 or source == target:
+            raise ValueError("a move takes at least one unit between two different buckets")
+        transaction = Transaction()
+        transaction.add(
+            "source",
+            self._table.update_op(
+                keys.stock_bucket(product_id, source.warehouse, source.bucket),
+                Update(add={"available": -units}),
+                condition=Attr("PK").exists() & Attr("available").gte(units),
+                return_old_on_failure=True,
+            ),
+        )
+        transaction.add("target", restore_op(self._table, product_id, target, units))
+        try:
+            self._table.transact(transaction, busy=f"stock of product {product_id}")
+        except dynamo.TransactionCancelled as cancelled:
+            for label, ref in (("source", source), ("target", target)):
+                reason = cancelled.reason(label)
+                if reason.failed_condition and reason.item is None:
+                    raise NotFound("stock bucket", f"{product_id}/{ref.warehouse}/{ref.bucket}") from cancelled
+            reason = cancelled.reason("source")
+            if reason.failed_condition and reason.item is not None:
+                available = int(reason.item["available"])
+                raise BucketShort(product_id, source.warehouse, source.bucket, units, available) from cancelled
+            raise
+
+    def adjust_warehouse(
+        self, product_id: str, warehouse: str, expected_version: int, restock: int, buckets: int | None
+    ) -> tuple[StockLayout, list[BucketLevel]]:
+        """Restock a warehouse by ``restock`` units and set its bucket count (``buckets``; None keeps it,
+        a warehouse not in the layout starts with one), then spread its units evenly over its buckets:
+        one TransactWriteItems guarded by the layout's version (If-Match). Units are exact under
+        concurrent orders: surviving buckets change by ADD deltas guarded ``available >= -delta``, a
+        removed bucket is deleted only at the level read (its units go to the survivors), and the
+        deltas sum to ``restock``. Answers the layout and the warehouse's levels as written."""
+        for _ in range(_ADJUST_ATTEMPTS):
+            layout = self.layout(product_id)
+            if layout.version != expected_version:
+                raise StaleVersion("inventory", product_id, layout.version)
+            transaction, after, levels = self._adjustment(layout, warehouse, restock, buckets)
+            try:
+                self._table.transact(transaction, busy=f"stock of product {product_id}")
+            except dynamo.TransactionCancelled as cancelled:
+                if cancelled.failed(LAYOUT):
+                    current = cancelled.reason(LAYOUT).item
+                    if current is None:
+                        raise NotFound("product", product_id) from cancelled
+                    raise StaleVersion("inventory", product_id, int(current["version"])) from cancelled
+                if cancelled.failed_labels(BUCKET):
+                    continue  # an order took from a bucket since it was read: read again
+                raise
+            return after, levels
+        raise Contention(f"stock of product {product_id}")
+
+    def _adjustment(
+        self, layout: StockLayout, warehouse: str, restock: int, buckets: int | None
+    ) -> tuple[Transaction, StockLayout, list[BucketLevel]]:
+        product_id = layout.product_id
+        before = layout.warehouses.get(warehouse, 0)
+        count = buckets if buckets is not None else max(before, 1)
+        warehouses = {**layout.warehouses, warehouse: count}
+        if sum(warehouses.values()) > MAX_BUCKETS:
+            raise InvalidRequest(f"A product's stock is split into at most {MAX_BUCKETS} buckets in all.")
+        after = layout.model_copy(update={"warehouses": warehouses, "version": layout.version + 1})
+        current = [level for level in self.levels_of(layout) if level.warehouse == warehouse]
+        total = sum(level.available for level in current) + restock
+        if total > MAX_STOCK * count:
+            raise InvalidRequest(f"A bucket holds at most {MAX_STOCK} units.")
+        target = even_split(total, count)
+        transaction = Transaction()
+        transaction.add(
+            LAYOUT,
+            self._table.update_op(
+                keys.stock_layout(product_id),
+                Update(set={"warehouses": warehouses}, add={"version": 1}),
+                condition=Attr("version").eq(layout.version),
+                return_old_on_failure=True,
+            ),
+        )
+        for level in current:
+            ref, key = level.ref, keys.stock_bucket(product_id, warehouse, level.bucket)
+            if level.bucket >= count:
+                exact = Attr("available").eq(level.available)
+                transaction.add(bucket_label(product_id, ref), self._table.delete_op(key, condition=exact))
+                continue
+            delta = target[level.bucket] - level.available
+            if delta:
+                guard = Attr("PK").exists() & Attr("available").gte(-delta)
+                transaction.add(
+                    bucket_label(product_id, ref),
+                    self._table.update_op(key, Update(add={"available": delta}), condition=guard),
+                )
+        for n in range(before, count):
+            ref = BucketRef(warehouse=warehouse, bucket=n)
+            item = items.stock_bucket_item(layout, ref, target[n])
+            transaction.add(bucket_label(product_id, ref), self._table.put_op(item, if_absent=True))
+        levels = [BucketLevel(warehouse=warehouse, bucket=n, available=target[n]) for n in range(count)]
+        return transaction, after, levels
+
+    def restock(
+        self, product_id: str, quantity: int, request: IdempotentRequest, restocked: Restocked, now: datetime
+    ) -> Created[Restocked]:
+        """POST /stock: ``quantity`` units into the default warehouse (the first one when the layout has
+        no default), spread evenly over its buckets, and the Idempotency-Key, in one transaction."""
+        for _ in range(_ADJUST_ATTEMPTS):
+            layout = self.layout(product_id)
+            warehouse = DEFAULT_WAREHOUSE if DEFAULT_WAREHOUSE in layout.warehouses else min(layout.warehouses)
+            shares = even_split(quantity, layout.warehouses[warehouse])
+            transaction = Transaction()
+            for n, share in enumerate(shares):
+                if not share:
+                    continue
+                ref = BucketRef(warehouse=warehouse, bucket=n)
+                transaction.add(
+                    bucket_label(product_id, ref),
+                    self._table.update_op(
+                        keys.stock_bucket(product_id, warehouse, n),
+                        Update(add={"available": share}),
+                        # The bound is checked where the sum is made: a bucket never passes MAX_STOCK.
+                        condition=Attr("PK").exists() & Attr("available").lte(MAX_STOCK - share),
+                        return_old_on_failure=True,
+                    ),
+                )
+            transaction.add(_KEY, idempotency.record_put(self._table.name, request, RESTOCK_SNAPSHOT, restocked, now))
+            try:
+                self._table.transact(transaction, busy=f"product {product_id}")
+            except dynamo.TransactionCancelled as cancelled:
+                replayed = idempotency.replay(request, cancelled.reason(_KEY), RESTOCK_SNAPSHOT)
+                if replayed:
+                    return replayed
+                failed = cancelled.failed_labels(BUCKET)
+                if any(reason.item is None for reason in failed.values()):
+                    continue  # a resize removed a bucket since the layout was read
+                if failed:
+                    raise InvalidRequest(
+                        f"Restocking {quantity} would take product {product_id} past the maximum stock of {MAX_STOCK}."
+                    ) from cancelled
+                raise
+            return Created(restocked)
+        raise Contention(f"stock of product {product_id}")
+
+
+def new_layout(product_id: str, price: Money, buckets: Mapping[str, int] | None = None) -> StockLayout:
+    """A new product's layout: one bucket in the default warehouse unless told otherwise."""
+    return StockLayout(
+        product_id=product_id, warehouses=dict(buckets or {DEFAULT_WAREHOUSE: 1}), price=price, version=1
+    )
