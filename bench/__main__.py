@@ -7,13 +7,15 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import cold_start, fanout, feed_round_trips, first_request, round_trips, throughput
+from bench import cold_start, fanout, feed_round_trips, first_request, flash_sale, round_trips, throughput
 from bench.machine import Machine
 from bench.stack import commerce_stack
 from local.cfn import ROOT
 
 REPORT = ROOT / "docs" / "benchmarks.md"
 ROUND_TRIPS = "## DynamoDB round trips and consumed capacity per request"
+FLASH_SALE = "## Flash sale of one SKU: 1 bucket against N (informative)"
+FANOUT = "## Fanout throughput (informative)"
 
 
 def _progress(message: str) -> None:
@@ -26,12 +28,15 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=REPORT, help="where to save the report")
     parser.add_argument(
         "--only",
-        choices=["round-trips"],
+        choices=["round-trips", "flash-sale"],
         help="re-measure one section and put it in place of the report's (the rest is kept as it was)",
     )
     args = parser.parse_args()
     if args.only == "round-trips":
         _round_trips_alone(args.output)
+        return
+    if args.only == "flash-sale":
+        _flash_sale_alone(args.output)
         return
 
     started = time.monotonic()
@@ -52,6 +57,11 @@ def main() -> None:
         local_http = throughput.measure_local_http(stack)
         _progress("order throughput")
         load = throughput.measure(stack)
+        _progress(
+            f"flash sale ({flash_sale.UNITS} units, {flash_sale.BUYERS} buyers, 1 bucket and "
+            f"{flash_sale.BUCKETS}, with and without conflicts, {flash_sale.ROUNDS} rounds)"
+        )
+        sale = flash_sale.measure(stack)
         _progress(f"fanout throughput ({fanout.AUDIENCE} followers, {fanout.ROUNDS} rounds)")
         spread = fanout.measure(stack)
 
@@ -81,7 +91,8 @@ def main() -> None:
             throughput.__doc__ or "",
             load.markdown(),
             "",
-            "## Fanout throughput (informative)",
+            _flash_sale_section(sale),
+            FANOUT,
             "",
             fanout.__doc__ or "",
             spread.markdown(),
@@ -124,6 +135,34 @@ def _round_trips_section(trips: round_trips.RoundTrips, feed_trips: round_trips.
     )
 
 
+def _flash_sale_section(sale: flash_sale.FlashSale) -> str:
+    return "\n".join([FLASH_SALE, "", flash_sale.__doc__ or "", sale.markdown(), ""])
+
+
+def _re_measured_note(head: str, section: str, option: str) -> str:
+    """``head`` (the report up to its first section) saying ``section`` was re-measured alone, now."""
+    taken = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    note = f"- the {section} section re-measured alone on {taken} (`python -m bench --only {option}`)\n"
+    head = re.sub(rf"- the {section} section re-measured alone on .*\n", "", head)
+    return head.replace("\n\n## ", f"\n{note}\n## ", 1)
+
+
+def _flash_sale_alone(output: Path) -> None:
+    """The flash sale measured again and put in place of the report's section (or before the fanout's)."""
+    with commerce_stack() as stack:
+        _progress(f"flash sale (DynamoDB Local at {stack.engine})")
+        sale = flash_sale.measure(stack)
+    report = output.read_text()
+    if FLASH_SALE in report:
+        start = report.index(FLASH_SALE)
+        end = report.index("\n## ", start + len(FLASH_SALE)) + 1
+    else:
+        start = end = report.index(FANOUT)
+    head = _re_measured_note(report[:start], "flash-sale", "flash-sale")
+    output.write_text(head + _flash_sale_section(sale) + "\n" + report[end:])
+    _progress(f"saved the flash-sale section of {output}")
+
+
 def _round_trips_alone(output: Path) -> None:
     """The round-trips section measured again (what ``bench.capacity`` reads), the other sections kept."""
     with commerce_stack() as stack:
@@ -133,10 +172,7 @@ def _round_trips_alone(output: Path) -> None:
     report = output.read_text()
     start = report.index(ROUND_TRIPS)
     end = report.index("\n## ", start + len(ROUND_TRIPS)) + 1
-    taken = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    note = f"- the round-trips section re-measured alone on {taken} (`python -m bench --only round-trips`)\n"
-    head = re.sub(r"- the round-trips section re-measured alone on .*\n", "", report[:start])
-    head = head.replace("\n\n## ", f"\n{note}\n## ", 1)
+    head = _re_measured_note(report[:start], "round-trips", "round-trips")
     output.write_text(head + _round_trips_section(trips, feed_trips) + report[end:])
     _progress(f"saved the round-trips section of {output}")
     for measurement in [*trips.unexpected(), *feed_trips.unexpected()]:

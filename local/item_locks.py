@@ -39,10 +39,12 @@ _HOP_BY_HOP: Final = frozenset({"connection", "keep-alive", "transfer-encoding",
 
 @dataclass(frozen=True)
 class Attempt:
-    """One TransactWriteItems as the proxy saw it: its items, and the one it conflicted on (if any)."""
+    """One TransactWriteItems as the proxy saw it: its items, the one it conflicted on (if it did), and
+    whether DynamoDB Local applied it (a forwarded transaction can still be cancelled by a condition)."""
 
     items: tuple[ItemKey, ...]
     conflicted: ItemKey | None
+    applied: bool = False
 
 
 def transaction_items(body: dict[str, Any]) -> list[ItemKey]:
@@ -84,17 +86,20 @@ class ItemLocks:
         self.attempts: list[Attempt] = []
 
     def hold(self, items: list[ItemKey]) -> ItemKey | None:
-        """Hold every item, or none and answer the first one another transaction holds."""
+        """Hold every item, or none and answer (and log) the first one another transaction holds."""
         with self._lock:
             conflicted = next((item for item in items if item in self._held), None)
             if conflicted is None:
                 self._held.update(items)
-            self.attempts.append(Attempt(tuple(items), conflicted))
+            else:
+                self.attempts.append(Attempt(tuple(items), conflicted))
             return conflicted
 
-    def release(self, items: list[ItemKey]) -> None:
+    def release(self, items: list[ItemKey], applied: bool) -> None:
+        """Let the items go once DynamoDB Local answered, and log the transaction (``applied``: it said 200)."""
         with self._lock:
             self._held.difference_update(items)
+            self.attempts.append(Attempt(tuple(items), None, applied))
 
     def take(self) -> list[Attempt]:
         """The transactions seen so far, and start the log again."""
@@ -117,11 +122,12 @@ def _handler(engine: str, locks: ItemLocks) -> type[BaseHTTPRequestHandler]:
             if conflicted is not None:
                 self._answer(400, {"Content-Type": "application/x-amz-json-1.0"}, cancellation(items, conflicted))
                 return
+            status = 0
             try:
                 status, headers, answer = self._forward(body)
             finally:
                 if items:
-                    locks.release(items)
+                    locks.release(items, applied=status == 200)
             self._send(status, headers, answer)
 
         def _forward(self, body: bytes) -> tuple[int, dict[str, str], bytes]:
