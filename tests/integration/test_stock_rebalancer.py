@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from functions.stock_rebalancer.app import lambda_handler
+from local.harness.apigw import sample
 from local.harness.client import ApiClient
 from local.harness.factories import create_product
 from shopfeed.commerce.inventory.stock import StockRepository
@@ -108,3 +109,17 @@ def test_a_low_bucket_never_takes_units_from_another_warehouse(
     assert response == {"batchItemFailures": []}
     assert levels(stock) == [0, 1]
     assert levels(stock, EAST) == [30, 30]
+
+
+def test_the_sample_low_bucket_record_evens_its_product(admin: ApiClient, stock: StockRepository) -> None:
+    # given P-RED-TSHIRT's first bucket drained (what events/streams/commerce_stock_bucket_low.json says)
+    create_product(admin, PRODUCT, available=40)
+    stock.adjust_warehouse(PRODUCT, DEFAULT_WAREHOUSE, 1, restock=0, buckets=4)
+    stock.move(PRODUCT, ref(0), ref(3), 10)
+
+    # when the sample record is delivered as `sam local invoke` would
+    response = rebalance(sample("streams/commerce_stock_bucket_low.json")["Records"])
+
+    # then it passed the mapping's filter and the buckets are even again
+    assert response == {"batchItemFailures": []}
+    assert levels(stock) == [10, 10, 10, 10]
