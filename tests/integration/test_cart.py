@@ -36,8 +36,8 @@ def entities(entity_type: str) -> list[dict[str, Any]]:
 
 
 def stock(product_id: str) -> int:
-    [product] = [p for p in entities(items.PRODUCT) if p["product_id"] == product_id]
-    return int(product["available"])
+    """The units of every stock bucket of the product."""
+    return sum(int(b["available"]) for b in entities(items.STOCK_BUCKET) if b["product_id"] == product_id)
 
 
 @pytest.fixture
@@ -264,7 +264,8 @@ def test_checkout_places_the_order_and_empties_the_cart_in_one_transaction(comme
 
     # then
     assert answer.status == 201, answer.text
-    assert calls.operations == ["Query", "TransactWriteItems"]
+    # the cart, the products' stock layouts (a container's first order of them: decision 154), one transaction
+    assert calls.operations == ["Query", "BatchGetItem", "TransactWriteItems"]
     order = answer.json
     assert answer.headers["Location"] == f"/orders/{order['order_id']}"
     assert [(line["product_id"], line["quantity"], line["unit_price"]) for line in order["lines"]] == [
@@ -303,7 +304,8 @@ def test_a_retried_checkout_answers_the_same_order_and_writes_nothing(commerce_a
     assert replay.headers["Idempotent-Replayed"] == "true"
     assert calls.operations == ["Query", "GetItem"]  # the cart is empty: the key record answers
     assert (replay_of_full_cart.status, replay_of_full_cart.json) == (201, first.json)
-    assert refill_calls.operations == ["Query", "TransactWriteItems"]  # cancelled by the key record
+    # cancelled by the key record (after reading the layout of the product new to this container)
+    assert refill_calls.operations == ["Query", "BatchGetItem", "TransactWriteItems"]
     assert table_items() == after_put
     assert stock("P-RED-TSHIRT") == 8
 
@@ -477,7 +479,8 @@ def test_a_checkout_whose_cart_changed_since_its_read_is_cancelled_and_orders_th
 
     # then
     assert answer.status == 201, answer.text
-    assert calls.operations == ["TransactWriteItems", "Query", "TransactWriteItems"]
+    # (the layouts of the cart's products as read, then of the product the cart gained)
+    assert calls.operations == ["BatchGetItem", "TransactWriteItems", "Query", "BatchGetItem", "TransactWriteItems"]
     assert [line["product_id"] for line in answer.json["lines"]] == ["P-BLUE-MUG", "P-RED-TSHIRT"]
     assert entities(items.CART_LINE) == []
     assert len(entities(items.ORDER)) == 1

@@ -58,6 +58,9 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> SteppingClock:
 
 @pytest.mark.usefixtures("catalog")
 def test_place_order_writes_order_stock_event_and_key_in_one_transaction(commerce_api: ApiClient) -> None:
+    # given a container that keeps the products' stock layouts (its first order read them: decision 154)
+    bootstrap.repository().stock.recent_layouts(["P-RED-TSHIRT", "P-BLUE-MUG"])
+
     # when
     with dynamodb_calls() as calls:
         answer = place_order(commerce_api, line("P-RED-TSHIRT", 2, 1999), line("P-BLUE-MUG", 1, 899))
@@ -293,7 +296,8 @@ def test_place_order_of_the_largest_allowed_order_is_one_transaction(commerce_ap
     # then
     assert answer.status == 201
     assert len(answer.json["lines"]) == MAX_ORDER_LINES
-    assert calls.operations == ["TransactWriteItems"]
+    # a container's first order of these products reads their stock layouts first (decision 154)
+    assert calls.operations == ["BatchGetItem", "TransactWriteItems"]
 
 
 @pytest.mark.usefixtures("catalog")
@@ -601,7 +605,8 @@ def test_cancel_order_restocks_every_line_and_writes_one_order_cancelled_event(
         answer = commerce_api.post(f"/orders/{placed['order_id']}/cancel")
 
     # then
-    assert calls.operations == ["Query", "TransactWriteItems"]
+    # the order, its products' stock layouts (where the units go back), the transaction
+    assert calls.operations == ["Query", "BatchGetItem", "TransactWriteItems"]
     assert answer.status == 200
     assert answer.json["status"] == "Cancelled"
     assert answer.json["lines"] == placed["lines"]

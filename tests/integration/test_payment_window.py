@@ -16,7 +16,7 @@ from local.harness.client import ApiClient
 from local.harness.factories import create_product, idempotency_key, seed_order
 from local.harness.tables import table_items
 from shopfeed.commerce import bootstrap, events, items, keys
-from shopfeed.commerce.models import EXPIRY_ACTOR, Order
+from shopfeed.commerce.models import DEFAULT_WAREHOUSE, EXPIRY_ACTOR, Order
 from shopfeed.commerce.orders import expiry
 from shopfeed.platform import dynamo
 from shopfeed.platform.clock import iso, utc_now
@@ -101,7 +101,8 @@ def test_an_order_unpaid_past_its_window_is_expired_restocked_and_announced_once
 
     # and in round trips: a Query per index shard, then per order its read and one transaction holding
     # the order, its event, its history item and the stock
-    assert calls.counts() == {"Query": keys.UNPAID_ORDER_SHARDS + 1, "TransactWriteItems": 1}
+    # (and the stock layouts of its products: the units go back to the buckets they came from)
+    assert calls.counts() == {"Query": keys.UNPAID_ORDER_SHARDS + 1, "BatchGetItem": 1, "TransactWriteItems": 1}
     [transaction] = [request for operation, request in calls.requests if operation == "TransactWriteItems"]
     written = [next(iter(op.values())) for op in transaction["TransactItems"]]
     touched = [dynamo.deserialize(w.get("Key") or w["Item"]) for w in written]
@@ -109,7 +110,7 @@ def test_an_order_unpaid_past_its_window_is_expired_restocked_and_announced_once
         (keys.order_partition(order.order_id), keys.META),
         (keys.outbox(event["event_id"])["PK"], keys.EVENT),
         (keys.order_partition(order.order_id), f"{keys.HISTORY}000002"),
-        (keys.product("P-RED-TSHIRT")["PK"], keys.META),
+        (keys.stock_bucket("P-RED-TSHIRT", DEFAULT_WAREHOUSE, 0)["PK"], keys.STOCK_ITEM),
     ]
 
     # and its history names the sweeper and why

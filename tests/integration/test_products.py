@@ -27,7 +27,8 @@ def test_create_product_as_admin_answers_201_with_location_and_etag_in_one_write
     assert answer.headers["Location"] == "/products/P-RED-TSHIRT"
     assert answer.headers["ETag"] == '"1"'
     assert answer.json == {**body, "updated_at": answer.json["updated_at"], "rating": {"count": 0, "average": None}}
-    assert calls.operations == ["PutItem"]
+    # the product, its stock layout and its one bucket (decision 151)
+    assert calls.operations == ["TransactWriteItems"]
 
 
 def test_create_product_as_a_plain_user_answers_403_and_writes_nothing(commerce_api: ApiClient) -> None:
@@ -91,7 +92,8 @@ def test_get_product_answers_price_stock_and_etag_with_one_read(commerce_api: Ap
     assert answer.status == 200
     assert answer.json == created
     assert answer.headers["ETag"] == '"1"'
-    assert calls.operations == ["GetItem"]
+    # the product and its layout, then every bucket's level: strong, two round trips (decision 157)
+    assert calls.operations == ["BatchGetItem", "BatchGetItem"]
 
 
 def test_get_product_answers_404_problem_for_an_unknown_product(commerce_api: ApiClient) -> None:
@@ -119,7 +121,9 @@ def test_update_product_with_the_current_etag_answers_the_new_version(admin: Api
     assert answer.headers["ETag"] == '"2"'
     assert answer.json["name"] == "Crimson Tee"
     assert answer.json["price"] == money(2499)
-    assert calls.operations == ["UpdateItem"]
+    # a price reaches the layout and every bucket in one transaction (decision 153), then the product
+    # is read as GET answers it
+    assert calls.operations == ["GetItem", "TransactWriteItems", "BatchGetItem", "BatchGetItem"]
     assert admin.get("/products/P-RED-TSHIRT").headers["ETag"] == '"2"'
 
 
@@ -289,7 +293,8 @@ def test_restock_adds_stock_once_and_a_replay_answers_the_first_response(admin: 
     assert "Idempotent-Replayed" not in first.headers
     assert (replay.status, replay.json) == (first.status, first.json)
     assert replay.headers["Idempotent-Replayed"] == "true"
-    assert first_calls.operations == replay_calls.operations == ["TransactWriteItems"]
+    # the layout names the buckets the units are spread over (decision 158)
+    assert first_calls.operations == replay_calls.operations == ["GetItem", "TransactWriteItems"]
     assert admin.get("/products/P-RED-TSHIRT").json["available"] == 7
 
 

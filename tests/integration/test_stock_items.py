@@ -33,11 +33,13 @@ def test_a_new_product_keeps_its_stock_in_one_bucket_of_the_default_warehouse(
     # then its layout is one bucket in the default warehouse, which holds the 10 units, in its own
     # partition; the product item holds no stock
     layout = stock.layout("P-RED-TSHIRT")
-    assert layout.warehouses == {DEFAULT_WAREHOUSE: 1} and layout.version == 1
+    assert layout.warehouses == {DEFAULT_WAREHOUSE: 1}
+    assert layout.version == 1
     assert units(stock, "P-RED-TSHIRT") == {(DEFAULT_WAREHOUSE, 0): 10}
     table = dynamo.Table(clients.dynamodb(), TABLE)
     bucket = table.get(keys.stock_bucket("P-RED-TSHIRT", DEFAULT_WAREHOUSE, 0))
-    assert bucket is not None and bucket["PK"] != keys.product("P-RED-TSHIRT")["PK"]
+    assert bucket is not None
+    assert bucket["PK"] != keys.product("P-RED-TSHIRT")["PK"]
     assert "available" not in (table.get(keys.product("P-RED-TSHIRT")) or {})
     assert admin.get("/products/P-RED-TSHIRT").json["available"] == 10
 
@@ -53,7 +55,8 @@ def test_a_resize_spreads_a_warehouses_units_over_its_buckets_and_keeps_every_un
     layout, written = stock.adjust_warehouse("P-RED-TSHIRT", "WH-EAST", 2, restock=30, buckets=6)
 
     # then each warehouse's units are spread evenly, none made or lost, and the layout moved twice
-    assert layout.warehouses == {DEFAULT_WAREHOUSE: 4, "WH-EAST": 6} and layout.version == 3
+    assert layout.warehouses == {DEFAULT_WAREHOUSE: 4, "WH-EAST": 6}
+    assert layout.version == 3
     assert units(stock, "P-RED-TSHIRT") == {
         **{(DEFAULT_WAREHOUSE, n): 25 for n in range(4)},
         **{("WH-EAST", n): 5 for n in range(6)},
@@ -116,7 +119,9 @@ def test_a_price_change_reaches_every_bucket(admin: ApiClient, stock: StockRepos
     answer = admin.patch("/products/P-RED-TSHIRT", {"price": money(2499)}, headers=if_match('"1"'))
 
     # then the product, the layout and every bucket carry the new price, and the stock is untouched
-    assert answer.status == 200 and answer.json["price"]["amount"] == 2499 and answer.json["available"] == 9
+    assert answer.status == 200
+    assert answer.json["price"]["amount"] == 2499
+    assert answer.json["available"] == 9
     table = dynamo.Table(clients.dynamodb(), TABLE)
     assert stock.layout("P-RED-TSHIRT").price.amount == 2499
     for n in range(3):

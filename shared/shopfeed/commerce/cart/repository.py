@@ -49,7 +49,8 @@ class CartRepository:
         return items.cart_from(user_id, [dynamo.deserialize(i) for i in response["Items"]])
 
     def product(self, product_id: str) -> Product | None:
-        return self._orders.get_product(product_id)
+        """The product as a cart line needs it: its price (one GetItem; not its stock)."""
+        return self._orders.get_product(product_id, stock=False)
 
     def save(self, before: Cart, after: Cart, put: Sequence[CartLine], delete: Sequence[str]) -> None:
         """Write ``after``: its header, the lines of ``put``, the deletes of ``delete`` (product ids), in one

@@ -47,10 +47,13 @@ class CatalogRepository:
             if not existing.failed_condition:
                 raise
 
-    def get_product(self, product_id: str) -> Product | None:
+    def get_product(self, product_id: str, stock: bool = True) -> Product | None:
         """The product and its layout in one strongly consistent BatchGetItem, then its buckets' total
         in one more (decision 157: fresh, 2 round trips; a product not backfilled yet answers the
-        number on its item)."""
+        number on its item). Without ``stock``, the product item alone (one GetItem; ``available`` 0)."""
+        if not stock:
+            item = self._table.get(keys.product(product_id))
+            return items.product_from(item, available=0) if item else None
         found = self._table.get_many([keys.product(product_id), keys.stock_layout(product_id)])
         product = next((i for i in found if i["SK"] == keys.META), None)
         if product is None:

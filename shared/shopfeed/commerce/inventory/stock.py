@@ -8,6 +8,8 @@ layout's bucket keys: buckets are separate partitions, so no single Query can re
 """
 
 import random
+import time
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -21,6 +23,7 @@ from shopfeed.commerce.models import (
     DEFAULT_WAREHOUSE,
     BucketLevel,
     BucketRef,
+    OrderLine,
     Restocked,
     StockLayout,
     StockTake,
@@ -40,9 +43,12 @@ _BATCH_KEYS: Final = 100
 # Transaction labels: reasons are read by these, never by position.
 LAYOUT: Final = "stock-layout"
 BUCKET: Final = "bucket:"
+LEGACY: Final = "stock:"
 _KEY: Final = "idempotency-key"
 # A resize or restock re-reads and retries when an order changed a bucket it redistributes.
 _ADJUST_ATTEMPTS: Final = 4
+# How long a container keeps a layout for placing orders (decision 154).
+LAYOUT_TTL_S: Final = 30.0
 
 RESTOCK_SNAPSHOT = Snapshot(Restocked, version=1)
 
@@ -107,36 +113,44 @@ def legacy_take(quantity: int) -> StockTake:
 @dataclass
 class LineStock:
     """What one order placement knows of a product's buckets while it chooses where to take from:
-    levels seen (from a failed take's old item, or from one strong read of every bucket) and buckets
-    to avoid on the next try (short, or held by a concurrent transaction)."""
+    levels from one strong read of every bucket, buckets to avoid on the next try (held by a
+    concurrent transaction), and whether a take found its bucket short (``must_read``: the next try
+    reads every bucket first instead of guessing one by one)."""
 
     layout: StockLayout
     known: dict[BucketRef, int] = field(default_factory=dict)
     avoid: set[BucketRef] = field(default_factory=set)
     read_all: bool = False
+    must_read: bool = False
 
     def learn_all(self, levels: Iterable[BucketLevel]) -> None:
         self.known = {level.ref: level.available for level in levels}
         self.avoid = set()
-        self.read_all = True
+        self.read_all, self.must_read = True, False
 
     @property
     def total(self) -> int:
         return sum(self.known.values())
 
-    def choose(self, quantity: int, rng: random.Random) -> tuple[StockTake, ...] | None:
+    def replace(self, layout: StockLayout) -> None:
+        """Start over with ``layout`` (the one read had a bucket a resize has removed since)."""
+        self.layout, self.known, self.avoid, self.read_all, self.must_read = layout, {}, set(), False, False
+
+    def choose(self, quantity: int) -> tuple[StockTake, ...] | None:
         """The buckets to take ``quantity`` from; None when only a strong read of every bucket can tell.
 
         One bucket when any may hold enough, chosen at random among them (concurrent buyers spread
         over the buckets instead of queueing on the fullest); once every level is known and no bucket
         holds enough alone, the fewest buckets that do together, fullest first (decision 156)."""
-        maybe = [
-            ref
-            for ref in self.layout.buckets
-            if ref not in self.avoid and self.known.get(ref, quantity if not self.read_all else 0) >= quantity
-        ]
+        if self.must_read:
+            return None
+        unknown = 0 if self.read_all else quantity
+        maybe = [r for r in self.layout.buckets if r not in self.avoid and self.known.get(r, unknown) >= quantity]
+        if not maybe and self.read_all:
+            # Every bucket that holds enough was busy: conflicts pass, try them again.
+            maybe = [r for r in self.layout.buckets if self.known.get(r, 0) >= quantity]
         if maybe:
-            ref = rng.choice(maybe)
+            ref = random.choice(maybe)
             return (StockTake(warehouse=ref.warehouse, bucket=ref.bucket, quantity=quantity),)
         if not self.read_all:
             return None
@@ -156,10 +170,29 @@ class StockRepository:
     """CommerceTable as stock buckets: the layout, the levels, moves between buckets, restocks and
     resizes. Orders take and restore through ``take_op`` / ``restore_op`` in their own transactions."""
 
-    def __init__(self, table: dynamo.Table) -> None:
+    def __init__(self, table: dynamo.Table, layout_ttl: float = LAYOUT_TTL_S) -> None:
         self._table = table
+        self._layout_ttl = layout_ttl
+        self._recent: dict[str, tuple[float, StockLayout]] = {}
 
     # -- reads
+
+    def recent_layouts(self, product_ids: Sequence[str]) -> dict[str, StockLayout]:
+        """Layouts as orders use them: kept per container for ``layout_ttl`` seconds, so a warm order is
+        one TransactWriteItems. A stale layout is safe: every take is guarded by its bucket's own
+        level and existence, a removed bucket makes the order read its layout again (``remember``),
+        and a bucket added by a resize is used once the kept layout expires (decision 154)."""
+        now = time.monotonic()
+        kept = {p: hit[1] for p in product_ids if (hit := self._recent.get(p)) and now - hit[0] < self._layout_ttl}
+        missing = [p for p in product_ids if p not in kept]
+        if missing:
+            for layout in self.layouts(missing, consistent=False).values():
+                self.remember(layout)
+                kept[layout.product_id] = layout
+        return kept
+
+    def remember(self, layout: StockLayout) -> None:
+        self._recent[layout.product_id] = (time.monotonic(), layout)
 
     def layout(self, product_id: str) -> StockLayout:
         """The product's layout, strongly consistent; NotFound if the product has none."""
@@ -216,6 +249,41 @@ class StockRepository:
         return None if found is None else sum(level.available for level in self.levels_of(found))
 
     # -- writes
+
+    def restore_ops(self, lines: Iterable[OrderLine]) -> list[tuple[str, "TransactWriteItemTypeDef"]]:
+        """The labelled items that put the units of ``lines`` (of one order or several) back where they
+        came from, summed per bucket (an item appears once in a transaction). Reads the products'
+        layouts strongly (one BatchGetItem): a take whose bucket a resize removed goes to its warehouse's
+        bucket of the same number modulo its count now (``restore_target``). A product not backfilled
+        yet gets its units back on its item, where its stock still is (decision 163)."""
+        lines = list(lines)
+        layouts = self.layouts(sorted({line.product_id for line in lines}))
+        units: Counter[tuple[str, BucketRef]] = Counter()
+        legacy: Counter[str] = Counter()
+        for line in lines:
+            layout = layouts.get(line.product_id)
+            if layout is None:
+                legacy[line.product_id] += line.quantity
+                continue
+            for take in line.takes or (legacy_take(line.quantity),):
+                units[(line.product_id, restore_target(layout, take))] += take.quantity
+        ops = [
+            (bucket_label(product_id, ref), restore_op(self._table, product_id, ref, quantity))
+            for (product_id, ref), quantity in units.items()
+        ]
+        ops += [
+            (
+                f"{LEGACY}{product_id}",
+                self._table.update_op(
+                    keys.product(product_id),
+                    Update(add={items.LEGACY_AVAILABLE: quantity}),
+                    condition=Attr("PK").exists(),
+                    return_old_on_failure=True,
+                ),
+            )
+            for product_id, quantity in legacy.items()
+        ]
+        return ops
 
     def create_ops(self, layout: StockLayout, initial: int) -> list[tuple[str, "TransactWriteItemTypeDef"]]:
         """The labelled items a new product's stock takes in the product's own transaction: its layout

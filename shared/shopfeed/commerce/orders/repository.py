@@ -4,7 +4,8 @@ Returns domain models, never raw items; turns failed conditions and cancelled tr
 domain errors right here, reading the reasons by label; owns the pagination cursors of its lists.
 """
 
-from collections import Counter
+import random
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,10 +21,13 @@ from shopfeed.commerce.errors import (
     PaymentInProgress,
     PriceChange,
     PriceChanged,
+    StockScattered,
     StockShortage,
     UnknownProducts,
 )
+from shopfeed.commerce.inventory.stock import BUCKET, LineStock, StockRepository, bucket_label, take_op
 from shopfeed.commerce.models import (
+    BucketRef,
     Order,
     OrderLine,
     OrderMove,
@@ -38,6 +42,7 @@ from shopfeed.platform.idempotency import Created, IdempotentRequest, Snapshot
 from shopfeed.platform.models import Page
 from shopfeed.platform.outbox import OutboxEvent
 from shopfeed.platform.pagination import Source, merged_page, query_page
+from shopfeed.platform.types import Money
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
@@ -55,6 +60,8 @@ UNPAID_PAGE: Final = 100
 # JSON) when a model gains a required field; see platform.idempotency.Snapshot.
 ORDER_SNAPSHOT = Snapshot(Order, version=1)
 _STOCK = "stock:"
+# An order's tries at taking its lines from stock buckets (each may read every bucket of a product).
+PLACE_ATTEMPTS: Final = 8
 _PURCHASE = "purchase:"
 
 
@@ -81,48 +88,131 @@ class CommerceRepository(CatalogRepository):
         now: datetime,
         also: Sequence[tuple[str, "TransactWriteItemTypeDef"]] = (),
     ) -> Created[Order]:
-        """One TransactWriteItems: header, lines, guarded stock decrements, outbox event, key record,
-        and the labelled items of ``also`` (a checkout empties the cart in it).
+        """One TransactWriteItems: header, lines, a guarded take from stock buckets per line, outbox
+        event, key record, and the labelled items of ``also`` (a checkout empties the cart in it).
 
+        A take that finds its bucket short or held by a concurrent transaction is not the end: the
+        order is sent again with that line on other buckets, a bounded number of times (decision 156);
+        only when one strong read of every bucket shows too few units in all is it InsufficientStock.
         A retry with the same key is answered from the key record returned in CancellationReasons; a
         cancellation for none of the order's own reasons is raised as is, for the caller's labels.
         """
+        choices = self._stock_of(order)
+        for attempt in range(PLACE_ATTEMPTS):
+            placed = self._with_takes(order, choices, len(also))
+            transaction = self._placement(placed, event, request, now, also)
+            try:
+                self._table.transact_once(transaction)
+            except dynamo.TransactionCancelled as cancelled:
+                replayed = idempotency.replay(request, cancelled.reason(_KEY), ORDER_SNAPSHOT)
+                if replayed:
+                    return replayed
+                if not self._learn(placed, cancelled, choices):
+                    raise
+                if attempt:
+                    # Every bucket tried may be busy: spread the next try (full jitter, 5 ms doubling).
+                    time.sleep(random.uniform(0, 0.005 * 2**attempt))
+                continue
+            return Created(placed)
+        raise Contention("stock of the ordered products")
+
+    def _stock_of(self, order: Order) -> dict[str, LineStock]:
+        """The ordered products' layouts, as the container keeps them (``StockRepository.recent_layouts``:
+        a stale layout costs a retry, never a unit, since every take is guarded by its bucket)."""
+        product_ids = [line.product_id for line in order.lines]
+        layouts = self.stock.recent_layouts(product_ids)
+        missing = [product_id for product_id in product_ids if product_id not in layouts]
+        if missing:
+            fresh = self.stock.layouts(missing)
+            for layout in fresh.values():
+                self.stock.remember(layout)
+            layouts |= fresh
+            _raise_unknown([p for p in missing if p not in fresh], self._table)
+        return {product_id: LineStock(layouts[product_id]) for product_id in product_ids}
+
+    def _with_takes(self, order: Order, choices: Mapping[str, LineStock], also: int) -> Order:
+        """``order`` with the buckets each line takes from. Lines nothing is known enough about read
+        every bucket of their product first (one strong BatchGetItem); a refusal always rests on such a
+        read made for this very try."""
+        plan = {line.product_id: choices[line.product_id].choose(line.quantity) for line in order.lines}
+        stale = [product_id for product_id, taken in plan.items() if not taken]
+        if stale:
+            levels = self.stock.levels_of_many([choices[product_id].layout for product_id in stale])
+            for line in order.lines:
+                if line.product_id in levels:
+                    choices[line.product_id].learn_all(levels[line.product_id])
+                    plan[line.product_id] = choices[line.product_id].choose(line.quantity)
+        short = [
+            StockShortage(line.product_id, line.quantity, choices[line.product_id].total)
+            for line in order.lines
+            if not plan[line.product_id]
+        ]
+        if short:
+            raise InsufficientStock(short)
+        takes = {product_id: taken or () for product_id, taken in plan.items()}
+        if placement_items(order) + also + sum(len(t) for t in takes.values()) > dynamo.MAX_TRANSACTION_ITEMS:
+            raise StockScattered([product_id for product_id, taken in takes.items() if len(taken) > 1])
+        lines = tuple(line.model_copy(update={"takes": takes[line.product_id]}) for line in order.lines)
+        return order.model_copy(update={"lines": lines})
+
+    def _placement(
+        self,
+        order: Order,
+        event: OutboxEvent,
+        request: IdempotentRequest,
+        now: datetime,
+        also: Sequence[tuple[str, "TransactWriteItemTypeDef"]],
+    ) -> Transaction:
         transaction = Transaction()
         transaction.add("order", self._table.put_op(items.order_item(order), if_absent=True))
         for line in order.lines:
             transaction.add(f"line:{line.line_no}", self._table.put_op(items.order_line_item(order, line)))
         for line in order.lines:
-            transaction.add(_STOCK + line.product_id, self._decrement_stock(line))
+            for take in line.takes:
+                label = bucket_label(line.product_id, BucketRef(warehouse=take.warehouse, bucket=take.bucket))
+                transaction.add(label, take_op(self._table, line.product_id, take, line.unit_price))
         transaction.add("event", self._table.put_op(items.outbox_item(event), if_absent=True))
         transaction.add(HISTORY, history_op(self._table, OrderMove.of(None, order, order.user_id, "placed")))
         transaction.add(_KEY, idempotency.record_put(self._table.name, request, ORDER_SNAPSHOT, order, now))
         for label, op in also:
             transaction.add(label, op)
-        try:
-            self._table.transact(transaction, busy="stock of the ordered products")
-        except dynamo.TransactionCancelled as cancelled:
-            replayed = idempotency.replay(request, cancelled.reason(_KEY), ORDER_SNAPSHOT)
-            if replayed:
-                return replayed
-            _raise_stock_problems(order.lines, cancelled)
-            raise
-        return Created(order)
+        return transaction
 
-    def _decrement_stock(self, line: OrderLine) -> "TransactWriteItemTypeDef":
-        # Price is part of the condition: the order is charged exactly what the client quoted, and a
-        # concurrent price change cancels it instead of being read and written in two steps.
-        condition = (
-            Attr("PK").exists()
-            & Attr("available").gte(line.quantity)
-            & Attr("price.amount").eq(line.unit_price.amount)
-            & Attr("price.currency").eq(line.unit_price.currency)
-        )
-        return self._table.update_op(
-            keys.product(line.product_id),
-            Update(add={"available": -line.quantity}),
-            condition=condition,
-            return_old_on_failure=True,
-        )
+    def _learn(self, placed: Order, cancelled: dynamo.TransactionCancelled, choices: Mapping[str, LineStock]) -> bool:
+        """What a cancelled placement says of the buckets it took from: a short bucket's level (its old
+        item), a busy one to avoid next, a gone one (a resize) a layout to read again. False when
+        something else refused the transaction (the caller's labels, a condition of its own): raise it.
+        A bucket whose price is not the quoted one refuses the order (PriceChanged)."""
+        labels: set[str] = set()
+        repriced: list[PriceChange] = []
+        for line in placed.lines:
+            stock = choices[line.product_id]
+            for take in line.takes:
+                ref = BucketRef(warehouse=take.warehouse, bucket=take.bucket)
+                label = bucket_label(line.product_id, ref)
+                labels.add(label)
+                reason = cancelled.reason(label)
+                if reason.code == "None":
+                    continue
+                if not reason.failed_condition:
+                    stock.avoid.add(ref)  # TransactionConflict, throttled: another bucket next
+                elif reason.item is None:
+                    layout = self.stock.layout(line.product_id)  # a resize removed the bucket
+                    self.stock.remember(layout)
+                    stock.replace(layout)
+                else:
+                    bucket = reason.item
+                    price = Money(amount=int(bucket["price"]["amount"]), currency=bucket["price"]["currency"])
+                    if price != line.unit_price:
+                        repriced.append(PriceChange(line.product_id, line.unit_price.model_dump(), price.model_dump()))
+                    # Short: one strong read of every bucket next, rather than guessing bucket by bucket.
+                    stock.known[ref] = int(bucket["available"])
+                    stock.read_all = False
+                    stock.must_read = True
+        if repriced:
+            raise PriceChanged(repriced)
+        others = {label: r for label, r in cancelled.reasons.items() if label not in labels and r.code != "None"}
+        return all(r.code in dynamo.RETRYABLE_REASONS for r in others.values())
 
     def get_order(self, order_id: str) -> Order | None:
         return read_order(self._table, order_id)
@@ -223,11 +313,9 @@ class CommerceRepository(CatalogRepository):
             "order",
             self._table.update_op(keys.order(order.order_id), moved, condition=guard, return_old_on_failure=True),
         )
+        for label, op in self.stock.restore_ops(order.lines):
+            transaction.add(label, op)
         for line in order.lines:
-            transaction.add(
-                _STOCK + line.product_id,
-                self._table.update_op(keys.product(line.product_id), Update(add={"available": line.quantity})),
-            )
             if order.status is OrderStatus.PAID:
                 # The payment's proof of purchase is taken back with the order (reviews check it).
                 proof = items.purchase_change(order.user_id, line.product_id, -1)
@@ -244,8 +332,9 @@ class CommerceRepository(CatalogRepository):
         except dynamo.TransactionCancelled as error:
             current = error.reason("order")
             if not current.failed_condition:
-                if error.failed_labels(refunds.PARCEL):
-                    # A parcel moved since it was read (its order moved with it, or will): read again.
+                if error.failed_labels(refunds.PARCEL) or error.failed_labels(BUCKET):
+                    # A parcel moved since it was read (its order moved with it, or will), or a resize
+                    # removed a bucket the units go back to: read again.
                     raise Contention(f"order {order.order_id}") from error
                 if paid is not None and paid.attempt is not None:
                     refunds.raise_refund_refused(paid.attempt, error)
@@ -273,26 +362,21 @@ def read_order(table: dynamo.Table, order_id: str) -> Order | None:
     return items.order_from(header[0], [i for i in found if i["SK"] != keys.META])
 
 
-def _raise_stock_problems(lines: tuple[OrderLine, ...], cancelled: dynamo.TransactionCancelled) -> None:
-    unknown, short, repriced = [], [], []
-    for line in lines:
-        reason = cancelled.reason(_STOCK + line.product_id)
-        if not reason.failed_condition:
-            continue
-        if reason.item is None:
-            unknown.append(line.product_id)
-            continue
-        product = items.product_from(reason.item)
-        if product.available < line.quantity:
-            short.append(StockShortage(line.product_id, line.quantity, product.available))
-        if product.price != line.unit_price:
-            repriced.append(PriceChange(line.product_id, line.unit_price.model_dump(), product.price.model_dump()))
+def placement_items(order: Order) -> int:
+    """The items of an order's placement besides its takes: header, lines, event, history, key record."""
+    return 4 + len(order.lines)
+
+
+def _raise_unknown(product_ids: Sequence[str], table: dynamo.Table) -> None:
+    """Products without a stock layout: unknown, or (a product item found) not backfilled yet, whose
+    orders wait for ``make backfill`` (a 409 to retry, decision 163)."""
+    if not product_ids:
+        return
+    found = {str(i["product_id"]) for i in table.get_many([keys.product(p) for p in product_ids], ("product_id",))}
+    unknown = [p for p in product_ids if p not in found]
     if unknown:
         raise UnknownProducts(unknown)
-    if short:
-        raise InsufficientStock(short)
-    if repriced:
-        raise PriceChanged(repriced)
+    raise Contention(f"stock of {', '.join(product_ids)} (moving to stock buckets)")
 
 
 class Expiry(StrEnum):
@@ -315,8 +399,8 @@ class Expiring:
 
     @property
     def items(self) -> int:
-        """The transaction items it takes (header, event, history, one per product it restocks)."""
-        return 3 + len(self.order.lines)
+        """The transaction items it takes (header, event, history, one per bucket it restocks at most)."""
+        return 3 + sum(max(1, len(line.takes)) for line in self.order.lines)
 
 
 class ExpiryRepository:
@@ -325,6 +409,7 @@ class ExpiryRepository:
 
     def __init__(self, table: dynamo.Table) -> None:
         self._table = table
+        self._stock = StockRepository(table)
 
     def placed_before(self, cutoff: str, shard: int) -> Iterator[tuple[str, str]]:
         """``(placed_at, order_id)`` of the unpaid orders of one write shard placed before ``cutoff``
@@ -381,7 +466,6 @@ class ExpiryRepository:
         # The same guard as a cancel: the version read, still Placed, and no payment in flight (an
         # approval must never land on an expired order, nor an expiry on a paid one).
         transaction = Transaction()
-        restock: Counter[str] = Counter()
         for e in expiring:
             order, expired = e.order, e.expired
             change = {"status": expired.status.value, "version": expired.version, "updated_at": expired.updated_at}
@@ -397,9 +481,8 @@ class ExpiryRepository:
             )
             transaction.add(_EVENT + order.order_id, self._table.put_op(items.outbox_item(e.event), if_absent=True))
             transaction.add(HISTORY + ":" + order.order_id, history_op(self._table, e.move))
-            restock.update({line.product_id: line.quantity for line in order.lines})
-        # One item may appear once in a transaction: the orders' units of a product are added together.
-        for product_id, quantity in restock.items():
-            restocked = Update(add={"available": quantity})
-            transaction.add(_STOCK + product_id, self._table.update_op(keys.product(product_id), restocked))
+        # One item may appear once in a transaction: the orders' units of a bucket are added together,
+        # each back in the bucket it came from.
+        for label, op in self._stock.restore_ops(line for e in expiring for line in e.order.lines):
+            transaction.add(label, op)
         return transaction

@@ -23,6 +23,7 @@ from shopfeed.platform.dynamo.serialization import Item, deserialize, serialize,
 from shopfeed.platform.dynamo.table import ConditionFailed, Table, TableBusy
 from shopfeed.platform.dynamo.transactions import (
     MAX_TRANSACTION_ITEMS,
+    RETRYABLE_REASONS,
     TRANSACTION_ATTEMPTS,
     Reason,
     Transaction,
@@ -37,6 +38,7 @@ __all__ = [
     "ENTITY_TYPE",
     "MAX_TRANSACTION_ITEMS",
     "PARTITION",
+    "RETRYABLE_REASONS",
     "SORT",
     "TRANSACTION_ATTEMPTS",
     "TTL_ATTRIBUTE",

@@ -85,6 +85,7 @@ class TransactionCancelled(Exception):
 # again. The SDK retries neither (a cancellation is not an error it knows to retry).
 THROTTLED_REASONS: Final = frozenset({"ProvisionedThroughputExceeded", "ThrottlingError"})
 _PASSING: Final = frozenset({"TransactionConflict", *THROTTLED_REASONS})
+RETRYABLE_REASONS: Final = _PASSING
 
 
 class TransactionContended(Exception):
