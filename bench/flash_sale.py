@@ -13,7 +13,7 @@ retries on the same item; on N, a conflicted order retries on another bucket. Th
 machine compare the rows with each other; what DynamoDB sustains is the capacity model's column
 (docs/data-model.md, "Flash sales: the capacity model of one SKU").
 
-Scaled for `make bench` on 2 cores (a few minutes): 200 units, 240 buyers in 8 containers, 3 rounds
+Scaled for `make bench` on 2 cores (a few minutes): 120 units, 144 buyers in 8 containers, 3 rounds
 per row; `python -m bench.flash_sale --units 10000 --buyers 12000 --containers 200` runs the issue's
 sale where cores allow.
 """
@@ -36,8 +36,8 @@ from shopfeed.commerce.inventory.stock import StockRepository
 from shopfeed.commerce.models import DEFAULT_WAREHOUSE
 from shopfeed.platform import clients, dynamo
 
-UNITS = 200
-BUYERS = 240
+UNITS = 120
+BUYERS = 144
 CONTAINERS = 8
 BUCKETS = 8
 ROUNDS = 3
@@ -97,7 +97,7 @@ class Row:
             f"{statistics.median(rates):.0f} ({min(rates):.0f}–{max(rates):.0f})",
             ", ".join(f"{n} {outcome}" for outcome, n in sorted(last.answers.items())),
             max(sale.left for sale in self.sales),
-            sum(sale.answers["sold"] for sale in self.sales) == units * len(self.sales),
+            "yes" if all(sale.answers["sold"] == units for sale in self.sales) else "no",
             f"{statistics.median(sale.conflicts for sale in self.sales):.0f}",
             f"{statistics.median(sale.moved for sale in self.sales):.0f}",
             model,
@@ -110,6 +110,7 @@ class FlashSale:
     buyers: int
     containers: int
     rows: list[Row]
+    load: float  # the 1-minute load average once measured (the machine is shared)
 
     def markdown(self) -> str:
         header = [
@@ -134,7 +135,8 @@ class FlashSale:
                 "*contention* is 409 `contention` (conflicts outlasted the order's retries). *conflicts*: "
                 "transactions the proxy cancelled on a held bucket; *moved*: orders placed on another bucket than "
                 "one they had conflicted on. The model column is what the buckets sustain in DynamoDB at the "
-                "planned 20 % conflicts (10 orders/s a bucket), not a measurement.",
+                "planned 20 % conflicts (10 orders/s a bucket), not a measurement. Load average when measured: "
+                f"{self.load:.1f} on {os.cpu_count()} cores.",
             ]
         )
 
@@ -222,7 +224,7 @@ def measure(
                     served = _sale(stack, product_id, units, buyers, containers, row.buckets)
                 conflicts, moved = moves_after_conflicts(locks.take(), product_id)
                 row.sales.append(Sale(served, _left(stack, product_id), conflicts, moved))
-    return FlashSale(units, buyers, containers, rows)
+    return FlashSale(units, buyers, containers, rows, os.getloadavg()[0])
 
 
 def main() -> None:
