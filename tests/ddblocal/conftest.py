@@ -23,6 +23,7 @@ from local import dynamodb_local
 from local.engines import CALL_TIMEOUT_SCALE
 from local.harness.client import ApiClient
 from local.harness.tables import create_tables
+from shopfeed.commerce import items
 from shopfeed.platform import clients, dynamo
 from tests.conftest import reset_caches
 from tests.support.engines import running_dynamodb_local
@@ -118,6 +119,10 @@ class StoredItems:
         response = clients.dynamodb().get_item(TableName=self.table, Key=dynamo.serialize(key), ConsistentRead=True)
         assert "Item" in response, f"no item {dict(key)} in {self.table}"
         return dynamo.deserialize(response["Item"])
+
+    def units(self, product_id: str) -> int:
+        """The stock of a product: the units of all its buckets (a Scan: tests only)."""
+        return sum(int(b["available"]) for b in self.of(items.STOCK_BUCKET, product_id=product_id))
 
     def of(self, entity_type: str, **matching: Any) -> list[dict[str, Any]]:
         return [

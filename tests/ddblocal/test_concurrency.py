@@ -35,7 +35,7 @@ def test_fifty_buyers_racing_for_ten_units_get_exactly_ten_orders(admin: ApiClie
 
     def watch_stock() -> None:
         while not race_over.wait(0.005):
-            stock_seen.append(stored.get(keys.product("P-LIMITED"))["available"])
+            stock_seen.append(stored.units("P-LIMITED"))
 
     # when
     with ThreadPoolExecutor(max_workers=1) as watcher:
@@ -54,7 +54,7 @@ def test_fifty_buyers_racing_for_ten_units_get_exactly_ten_orders(admin: ApiClie
     assert [order["user_id"] for order in placed] == buyers  # each answer is its own buyer's order
     assert {a.status for a in refused} == {409}
     assert {a.json["type"] for a in refused} <= {INSUFFICIENT_STOCK, CONTENTION}
-    assert stored.get(keys.product("P-LIMITED"))["available"] == 0
+    assert stored.units("P-LIMITED") == 0
     assert stock_seen, "the watcher never read the stock while the race ran"
     assert min(stock_seen) >= 0
     placed_ids = sorted(order["order_id"] for order in placed)
@@ -77,7 +77,7 @@ def test_twenty_retries_of_one_idempotency_key_at_once_create_one_order(admin: A
     assert [a.headers.get("Idempotent-Replayed") for a in answers].count("true") == 19
     assert len(stored.of(items.ORDER)) == 1
     assert len(stored.of(items.OUTBOX_EVENT, event_type=events.ORDER_PLACED)) == 1
-    assert stored.get(keys.product("P-RED-TSHIRT"))["available"] == 98
+    assert stored.units("P-RED-TSHIRT") == 98
 
 
 def test_ten_admins_patching_the_same_version_leave_one_winner_and_nine_stale(
@@ -119,8 +119,8 @@ def test_ten_concurrent_cancellations_restock_once_and_emit_one_event(
     # then
     assert [a.status for a in answers] == [200] * 10, _problems(answers)
     assert {a.json["status"] for a in answers} == {"Cancelled"}
-    assert stored.get(keys.product("P-RED-TSHIRT"))["available"] == 10
-    assert stored.get(keys.product("P-BLUE-MUG"))["available"] == 5
+    assert stored.units("P-RED-TSHIRT") == 10
+    assert stored.units("P-BLUE-MUG") == 5
     cancelled = stored.of(items.OUTBOX_EVENT, event_type=events.ORDER_CANCELLED)
     assert [event["aggregate_id"] for event in cancelled] == [order["order_id"]]
     assert stored.get(keys.order(order["order_id"]))["version"] == 2

@@ -88,6 +88,8 @@ MATRIX: dict[str, tuple[int | str, ...]] = {
     "DELETE /products/{product_id}/reviews/me": (401, 204,     204,       204,       204),  # each deletes their own
     "GET /users/{user_id}/reviews":       (401,     200,       200,       200,       200),
     "GET /inventory/snapshots":           (401,     403,       403,       403,       200),
+    "GET /products/{product_id}/inventory": (401,   403,       403,       403,       200),
+    "PUT /products/{product_id}/inventory/{warehouse}": (401, 403, 403,   200,       403),
 }
 # fmt: on
 
@@ -282,8 +284,16 @@ def _cell(world: World, operation: str, role: str) -> requests.Response:
         "DELETE /products/{product_id}/reviews/me": lambda: client.delete(f"{world.reviewed()}/me"),
         "GET /users/{user_id}/reviews": lambda: client.get(f"/users/{OWNER}/reviews"),
         "GET /inventory/snapshots": lambda: client.get("/inventory/snapshots", params={"date": "2026-10-01"}),
+        "GET /products/{product_id}/inventory": lambda: client.get(f"/products/{product_id}/inventory"),
+        "PUT /products/{product_id}/inventory/{warehouse}": lambda: _restock_warehouse(world, client, product_id),
     }
     return send[operation]()
+
+
+def _restock_warehouse(world: World, client: Client, product_id: str) -> requests.Response:
+    # The inventory's ETag is the layout's version, read by ops (only ops read the inventory).
+    version = world.clients["ops"].get(f"/products/{product_id}/inventory").headers.get("ETag", '"1"')
+    return client.put(f"/products/{product_id}/inventory/MAIN", json={"restock": 1}, headers={"If-Match": version})
 
 
 def _pay(client: Client, order_id: str, price: dict[str, Any]) -> requests.Response:

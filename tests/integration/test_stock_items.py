@@ -11,6 +11,7 @@ from shopfeed.commerce.inventory.stock import StockRepository
 from shopfeed.commerce.models import DEFAULT_WAREHOUSE, BucketRef
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.errors import NotFound, StaleVersion
+from tests.support.calls import dynamodb_calls
 
 TABLE = "CommerceTable"
 
@@ -127,3 +128,62 @@ def test_a_price_change_reaches_every_bucket(admin: ApiClient, stock: StockRepos
     for n in range(3):
         bucket = table.get(keys.stock_bucket("P-RED-TSHIRT", DEFAULT_WAREHOUSE, n)) or {}
         assert bucket["price"]["amount"] == 2499
+
+
+def test_ops_read_a_products_inventory_by_warehouse_and_bucket_with_the_layout_as_etag(
+    admin: ApiClient, ops: ApiClient, stock: StockRepository
+) -> None:
+    # given 10 units in MAIN over two buckets and 3 in WH-EAST
+    create_product(admin, "P-RED-TSHIRT", available=10)
+    stock.adjust_warehouse("P-RED-TSHIRT", DEFAULT_WAREHOUSE, 1, restock=0, buckets=2)
+    stock.adjust_warehouse("P-RED-TSHIRT", "WH-EAST", 2, restock=3, buckets=None)
+
+    # when ops read it
+    with dynamodb_calls() as calls:
+        answer = ops.get("/products/P-RED-TSHIRT/inventory")
+
+    # then every bucket, strongly consistent, in one GetItem and one BatchGetItem
+    assert answer.status == 200
+    assert answer.headers["ETag"] == '"3"'
+    assert answer.json == {
+        "product_id": "P-RED-TSHIRT",
+        "available": 13,
+        "warehouses": [
+            {
+                "warehouse": DEFAULT_WAREHOUSE,
+                "available": 10,
+                "buckets": [{"bucket": 0, "available": 5}, {"bucket": 1, "available": 5}],
+            },
+            {"warehouse": "WH-EAST", "available": 3, "buckets": [{"bucket": 0, "available": 3}]},
+        ],
+    }
+    assert calls.operations == ["GetItem", "BatchGetItem"]
+    # and nobody else reads it
+    assert admin.get("/products/P-RED-TSHIRT/inventory").status == 403
+
+
+def test_an_admin_restocks_and_resizes_a_warehouse_at_the_version_read(
+    admin: ApiClient, ops: ApiClient, stock: StockRepository
+) -> None:
+    # given a product with 10 units
+    create_product(admin, "P-RED-TSHIRT", available=10)
+    path = f"/products/P-RED-TSHIRT/inventory/{DEFAULT_WAREHOUSE}"
+
+    # when an admin adds 14 units and splits the warehouse into 4 buckets at the version read
+    answer = admin.put(path, {"restock": 14, "buckets": 4}, headers=if_match('"1"'))
+
+    # then the warehouse holds 24 units, 6 in each bucket, and the inventory moved to version 2
+    assert answer.status == 200, answer.text
+    assert answer.headers["ETag"] == '"2"'
+    assert answer.json["available"] == 24
+    assert [b["available"] for b in answer.json["warehouses"][0]["buckets"]] == [6, 6, 6, 6]
+    assert admin.get("/products/P-RED-TSHIRT").json["available"] == 24
+
+    # and the same request sent again at the old version is 412, without If-Match 428, by ops 403,
+    # with a bucket count past the maximum 422: none of them changes anything
+    assert admin.put(path, {"restock": 14, "buckets": 4}, headers=if_match('"1"')).status == 412
+    assert admin.put(path, {"restock": 14}).status == 428
+    assert ops.put(path, {"restock": 14}, headers=if_match('"2"')).status == 403
+    assert admin.put(path, {"buckets": 65}, headers=if_match('"2"')).status == 422
+    assert admin.put("/products/P-NOPE/inventory/MAIN", {"restock": 1}, headers=if_match('"1"')).status == 404
+    assert units(stock, "P-RED-TSHIRT") == {(DEFAULT_WAREHOUSE, n): 6 for n in range(4)}

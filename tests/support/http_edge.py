@@ -47,6 +47,7 @@ WRITES: list[Route] = [
     ("PUT", "/users/me/cart/items/P-RED-TSHIRT", {"quantity": 2}, {}, {}),
     ("DELETE", "/users/me/cart/items/P-RED-TSHIRT", None, {}, {}),
     ("POST", "/users/me/cart/checkout", None, {}, idempotency_key()),
+    ("PUT", "/products/P-RED-TSHIRT/inventory/MAIN", {"restock": 5, "buckets": 2}, {}, if_match('"1"')),
 ]
 
 # The reads are derived from docs/openapi.json: every GET operation, its path parameters and required

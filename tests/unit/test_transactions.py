@@ -10,10 +10,13 @@ from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 
 from local.harness.builders import NOW, euros, order, placement
-from shopfeed.commerce.orders.repository import CommerceRepository
+from shopfeed.commerce import items
+from shopfeed.commerce.inventory.stock import new_layout
+from shopfeed.commerce.items import stock_layout_item
+from shopfeed.commerce.orders.repository import PLACE_ATTEMPTS, CommerceRepository
 from shopfeed.platform import dynamo
 from shopfeed.platform.cursors import CursorCodec
-from shopfeed.platform.dynamo import transactions
+from shopfeed.platform.dynamo import serialize, transactions
 from shopfeed.platform.errors import Contention, DependencyUnavailable
 
 ITEMS: dict[str, Any] = {
@@ -89,10 +92,17 @@ def test_a_failed_condition_is_decisive_and_not_retried(client: Any, stubbed: St
 
 
 def test_placing_an_order_that_keeps_conflicting_is_a_contention_error(client: Any, stubbed: Stubber) -> None:
-    # given every attempt conflicts (a hot product under a flash sale)
+    # given a product whose one stock bucket is held by a concurrent transaction at every attempt (a
+    # hot product under a flash sale): its layout is read, the first try conflicts, every bucket is
+    # read strongly, and every later try conflicts too
     placed = order([("P-RED-TSHIRT", 1, euros(1999))])
-    for _ in range(8):
-        cancelled(stubbed, *(["TransactionConflict"] * (2 * len(placed.lines) + 3)))
+    layout = new_layout("P-RED-TSHIRT", euros(1999))
+    bucket = items.stock_bucket_item(layout, layout.buckets[0], 5)
+    stubbed.add_response("batch_get_item", {"Responses": {"CommerceTable": [serialize(stock_layout_item(layout))]}})
+    cancelled(stubbed, *(["TransactionConflict"] * 6))
+    stubbed.add_response("batch_get_item", {"Responses": {"CommerceTable": [serialize(bucket)]}})
+    for _ in range(PLACE_ATTEMPTS - 1):
+        cancelled(stubbed, *(["TransactionConflict"] * 6))
     repository = CommerceRepository(dynamo.Table(client, "CommerceTable"), CursorCodec(b"k"))
 
     # when / then: 409 contention, which tells the client a retry may succeed

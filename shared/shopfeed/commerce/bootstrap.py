@@ -13,6 +13,7 @@ from shopfeed.commerce import items
 from shopfeed.commerce.cart.repository import CartRepository
 from shopfeed.commerce.inventory.repository import SnapshotQueries, SnapshotRepository
 from shopfeed.commerce.inventory.snapshots import SnapshotPorts
+from shopfeed.commerce.inventory.stock import StockRepository
 from shopfeed.commerce.orders.repository import CommerceRepository, ExpiryRepository
 from shopfeed.commerce.payments.provider import SANDBOX, PaymentProvider, SandboxProvider
 from shopfeed.commerce.payments.repository import PaymentQueries, PaymentRepository
@@ -63,6 +64,11 @@ def api_table() -> dynamo.Table:
 def repository() -> CommerceRepository:
     """CommerceTable for the API: the repository its routes depend on."""
     return CommerceRepository(api_table(), cursors())
+
+
+def stock() -> StockRepository:
+    """Stock buckets for the API (the repository's own: orders and inventory share its layouts)."""
+    return repository().stock
 
 
 @cache

@@ -82,7 +82,7 @@ def product_item(product: Product) -> Item:
 def product_from(item: Item, available: int | None = None) -> Product:
     """``available`` is the total of the product's buckets; without it, the number a product item kept
     before its stock moved to buckets (the backfill removes it), else 0."""
-    fields = {k: item[k] for k in Product.model_fields if k not in ("rating", "available") and k in item}
+    fields = {k: item[k] for k in Product.model_fields if k not in ("rating", "available")}
     rating = RatingTotals(count=int(item.get(RATING_COUNT, 0)), sum=int(item.get(RATING_SUM, 0)))
     stock = int(item.get(LEGACY_AVAILABLE, 0)) if available is None else available
     return Product.model_validate({**fields, "available": stock, "rating": rating})

@@ -6,6 +6,7 @@ from pydantic import Field, Strict, StringConstraints
 
 from shopfeed.commerce.models import (
     MAX_ORDER_LINES,
+    BucketLevel,
     InventoryLevel,
     Order,
     OrderLine,
@@ -18,8 +19,9 @@ from shopfeed.commerce.models import (
     RefundStatus,
     Restocked,
     ShipmentStatus,
+    StockLayout,
 )
-from shopfeed.commerce.types import Carrier, ProductId, Quantity, StockLevel, TrackingNumber
+from shopfeed.commerce.types import BucketCount, Carrier, ProductId, Quantity, StockLevel, TrackingNumber
 from shopfeed.platform.models import Request, View
 from shopfeed.platform.search import SearchHit
 from shopfeed.platform.types import JSON_INTEGER, MULTI_LINE, SINGLE_LINE, Money
@@ -256,6 +258,44 @@ class ShipmentView(View):
 class ShipmentPage(View):
     items: list[ShipmentView]
     next_cursor: str | None
+
+
+class BucketView(View):
+    bucket: int
+    available: int
+
+
+class WarehouseView(View):
+    warehouse: str
+    available: Annotated[int, Field(description="The units of every bucket of the warehouse")]
+    buckets: list[BucketView]
+
+
+class InventoryView(View):
+    """A product's stock by warehouse and bucket, read strongly consistent (STOCK, seed 001 AP 7). The
+    ETag is the layout's version: PUT .../inventory/{warehouse} names it in If-Match."""
+
+    product_id: str
+    available: int
+    warehouses: list[WarehouseView]
+
+    @classmethod
+    def of(cls, layout: StockLayout, levels: list[BucketLevel]) -> "InventoryView":
+        warehouses = []
+        for warehouse in sorted(layout.warehouses):
+            buckets = [BucketView(bucket=b.bucket, available=b.available) for b in levels if b.warehouse == warehouse]
+            total = sum(bucket.available for bucket in buckets)
+            warehouses.append(WarehouseView(warehouse=warehouse, available=total, buckets=buckets))
+        return cls(product_id=layout.product_id, available=sum(w.available for w in warehouses), warehouses=warehouses)
+
+
+class AdjustInventory(Request):
+    """Units added to the warehouse, and (or) its bucket count: a hot product's stock is split into
+    more buckets before a sale (each bucket its own partition). The warehouse's units are spread evenly
+    over its buckets; none is made or lost but the restock."""
+
+    restock: Annotated[int, Strict(), Field(ge=0, le=MAX_RESTOCK), JSON_INTEGER] = 0
+    buckets: BucketCount | None = None
 
 
 class SnapshotPage(View):
