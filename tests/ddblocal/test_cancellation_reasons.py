@@ -49,9 +49,9 @@ def test_an_order_short_of_stock_names_every_short_product_with_what_is_left_and
         {"product_id": "P-RED-TSHIRT", "requested": 2, "available": 1},
         {"product_id": "P-BLUE-MUG", "requested": 1, "available": 0},
     ]
-    # the layouts (a container's first order of them), the try, then the strong read of every bucket
-    # of the short products a refusal rests on (decision 156)
-    assert calls.operations == ["BatchGetItem", "TransactWriteItems", "BatchGetItem"]
+    # the layouts (a container's first order of them), the try, then the strong reads of the short
+    # products' layouts and every bucket of them a refusal rests on (decision 156)
+    assert calls.operations == ["BatchGetItem", "TransactWriteItems", "BatchGetItem", "BatchGetItem"]
     assert stored.all() == before
 
 

@@ -20,7 +20,7 @@ from local.harness.factories import create_product
 from local.harness.race import Invoke, all_at_once
 from shopfeed.commerce import bootstrap, events, items, keys
 from shopfeed.commerce.errors import OrderNotPayable, PaymentInProgress
-from shopfeed.commerce.models import Order, OrderLine, OrderMove, OrderStatus
+from shopfeed.commerce.models import DEFAULT_WAREHOUSE, Order, OrderLine, OrderMove, OrderStatus
 from shopfeed.commerce.orders import expiry
 from shopfeed.commerce.payments.services import start_payment
 from shopfeed.platform import batch_writes, clients, dynamo
@@ -110,9 +110,12 @@ def overdue_orders(stored: StoredItems, count: int, products: list[str], quantit
     batch_writes.write_all(
         table.client, table.name, [{"PutRequest": {"Item": dynamo.serialize(item)}} for item in written]
     )
+    # Lines written without takes took from the default warehouse's first bucket (where a line placed
+    # before buckets puts its units back), so that is where their units are held.
     held = Counter(order.lines[0].product_id for order in orders)
     for product_id, orders_of_it in held.items():
-        table.update(keys.product(product_id), dynamo.Update(add={"available": -quantity * orders_of_it}))
+        bucket = keys.stock_bucket(product_id, DEFAULT_WAREHOUSE, 0)
+        table.update(bucket, dynamo.Update(add={"available": -quantity * orders_of_it}))
     return orders
 
 

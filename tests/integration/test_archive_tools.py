@@ -15,11 +15,13 @@ from shopfeed.commerce import items, keys
 from shopfeed.commerce.archive import backfill
 from shopfeed.commerce.archive import restore as archive_restore
 from shopfeed.commerce.archive.repository import ArchiveRepository
+from shopfeed.commerce.inventory.stock import move_into_buckets
 from shopfeed.commerce.models import OrderMove, OrderStatus
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import utc_now
 from shopfeed.platform.objects import S3Objects
 from shopfeed.platform.search.rebuild import Pace
+from shopfeed.platform.types import Money
 from tests.support.archive import (
     Bucket,
     Crash,
@@ -67,7 +69,9 @@ def hot_orders() -> set[str]:
 
 def test_the_backfill_keys_what_was_stored_before_the_indexes_and_nothing_twice(bucket: Bucket) -> None:
     # given 3 old orders and 4 products stored before the indexes, and 2 of each stored after
-    orders, products = old_orders(5, days_ago(120), timedelta(hours=1)), catalog(6)
+    # (products whose stock is in buckets already: the stock move has a test of its own)
+    orders = old_orders(5, days_ago(120), timedelta(hours=1))
+    products = [{k: v for k, v in p.items() if k != items.LEGACY_AVAILABLE} for p in catalog(6)]
     stored = [item for order in orders for item in order_items(order)] + products
     earlier = {order.order_id for order in orders[:3]} | {product["product_id"] for product in products[:4]}
     put_items(
@@ -84,9 +88,9 @@ def test_the_backfill_keys_what_was_stored_before_the_indexes_and_nothing_twice(
     report = backfill.backfill(table(), UNPACED)
 
     # then every header and product carries its keys, as a new one would be written, and only those changed
-    assert report.counts == {"orders": 3, "products": 4, "skipped": 0}
+    assert report.counts == {"orders": 3, "products": 4, "skipped": 0, "stocked": 0}
     assert _same_items(stored)
-    assert backfill.backfill(table(), UNPACED).counts == {"orders": 0, "products": 0, "skipped": 0}
+    assert backfill.backfill(table(), UNPACED).counts == {"orders": 0, "products": 0, "skipped": 0, "stocked": 0}
 
     # and the archive now finds every old order
     assert run()["orders"] == 5
@@ -105,7 +109,44 @@ def _same_items(stored: list[dynamo.Item]) -> bool:
 def test_the_backfill_command_runs_against_a_table_by_name(aws: None, capsys: pytest.CaptureFixture[str]) -> None:
     put_items(TABLE, [without(catalog(1)[0], keys.CATALOG_INDEX)])
     assert backfill.main(["--table", TABLE, "--rate", "1000"]) == 0
-    assert "0 orders and 1 products keyed" in capsys.readouterr().out
+    assert "0 orders and 1 products keyed, 0 skipped, 1 products' stock moved into buckets" in capsys.readouterr().out
+
+
+def test_the_backfill_moves_each_products_stock_number_into_a_bucket_once(aws: None, commerce_api: ApiClient) -> None:
+    # given 3 products stored with their stock on the product item, as before buckets
+    products = catalog(3)
+    put_items(TABLE, products)
+    before = {p["product_id"]: commerce_api.get(f"/products/{p['product_id']}").json for p in products}
+
+    # when the backfill runs, twice
+    first = backfill.backfill(table(), UNPACED)
+    again = backfill.backfill(table(), UNPACED)
+
+    # then each product's number moved into one bucket of the default warehouse, once, and every
+    # product reads as it did
+    assert (first.stocked, again.stocked) == (3, 0)
+    stored = table_items(TABLE)
+    for p in products:
+        [item] = [i for i in stored if _key(i) == _key(p)]
+        assert items.LEGACY_AVAILABLE not in item
+        [bucket] = [
+            i for i in stored if i.get("entity_type") == items.STOCK_BUCKET and i["product_id"] == p["product_id"]
+        ]
+        assert (bucket["warehouse"], bucket["bucket"], bucket["available"]) == ("MAIN", 0, p["available"])
+        assert commerce_api.get(f"/products/{p['product_id']}").json == before[p["product_id"]]
+
+
+def test_the_stock_move_of_a_product_whose_number_changed_since_it_was_read_writes_nothing(aws: None) -> None:
+    # given a product stored with 5 units on its item
+    [product] = catalog(1)
+    put_items(TABLE, [{**product, items.LEGACY_AVAILABLE: 5}])
+
+    # when its move names the 4 it had when read (a restock came in between), then nothing is written
+    price = Money.model_validate(product["price"])
+    assert not move_into_buckets(table(), product["product_id"], 4, price)
+    assert [i["entity_type"] for i in table_items(TABLE)] == [items.PRODUCT]
+    # and with the number it holds now, it moves
+    assert move_into_buckets(table(), product["product_id"], 5, price)
 
 
 # -- restore ----------------------------------------------------------------------------------------

@@ -11,8 +11,8 @@ from local.harness.apigw import sample
 from local.harness.client import ApiClient
 from local.harness.factories import create_products, idempotency_key, pages
 from local.harness.tables import table_items
-from shopfeed.commerce import items, keys
-from shopfeed.commerce.models import InventoryLevel
+from shopfeed.commerce import bootstrap, items, keys
+from shopfeed.commerce.models import DEFAULT_WAREHOUSE, InventoryLevel
 from shopfeed.platform import dynamo
 from shopfeed.platform.clock import epoch_seconds, iso
 from tests.support.archive import SNAPSHOT, ScheduledContext
@@ -65,8 +65,9 @@ def test_the_snapshot_holds_every_products_level_on_the_day_with_a_ttl(
     assert {item["expires_at"] for item in snapshot} == {epoch_seconds(NOON + timedelta(days=90))}
     assert {item["taken_at"] for item in snapshot} == {iso(NOON)}
 
-    # and per page of 100 products: one index Query, one BatchGetItem, the writes 25 a call
-    assert calls.counts() == {"Query": 3, "BatchGetItem": 3, "BatchWriteItem": 4 + 4 + 2}
+    # and per page of 100 products: one index Query, one BatchGetItem of their stock layouts, one of
+    # their items (these products keep their number there: not backfilled), the writes 25 a call
+    assert calls.counts() == {"Query": 3, "BatchGetItem": 3 + 3, "BatchWriteItem": 4 + 4 + 2}
 
 
 def test_taking_the_snapshot_again_the_same_day_writes_the_same_items_with_the_later_levels(
@@ -128,6 +129,7 @@ def test_ops_read_a_days_snapshot_in_product_id_order_a_page_at_a_time(
         "product_id": "P-00000",
         "available": catalog(1)[0]["available"],
         "taken_at": iso(NOON),
+        "warehouses": {DEFAULT_WAREHOUSE: catalog(1)[0]["available"]},
     }
     assert calls.counts() == {"Query": 3}
 
@@ -189,8 +191,34 @@ def test_a_snapshot_item_maps_back_to_the_level_it_stores() -> None:
     level = items.inventory_level_from(
         dynamo.deserialize(
             dynamo.serialize(
-                items.snapshot_item(DAY, InventoryLevel(product_id="P-MUG", available=3, taken_at=iso(NOON)), 1)
+                items.snapshot_item(
+                    DAY,
+                    InventoryLevel(product_id="P-MUG", available=3, taken_at=iso(NOON), warehouses={"MAIN": 3}),
+                    1,
+                )
             )
         )
     )
-    assert level.model_dump() == {"product_id": "P-MUG", "available": 3, "taken_at": iso(NOON)}
+    assert level.model_dump() == {
+        "product_id": "P-MUG",
+        "available": 3,
+        "taken_at": iso(NOON),
+        "warehouses": {"MAIN": 3},
+    }
+
+
+def test_the_snapshot_records_each_products_units_per_warehouse(
+    aws: None, admin: ApiClient, at_noon: list[datetime]
+) -> None:
+    # given a product with 10 units over two buckets in MAIN and 7 in WH-EAST
+    create_products(admin, 1, available=10)
+    stock = bootstrap.repository().stock
+    stock.adjust_warehouse("P-ITEM-01", DEFAULT_WAREHOUSE, 1, restock=0, buckets=2)
+    stock.adjust_warehouse("P-ITEM-01", "WH-EAST", 2, restock=7, buckets=None)
+
+    # when the day's snapshot is taken
+    take()
+
+    # then its item holds the total and each warehouse's units
+    [item] = snapshot_items()
+    assert (item["available"], item["warehouses"]) == (17, {DEFAULT_WAREHOUSE: 10, "WH-EAST": 7})

@@ -136,7 +136,7 @@ def test_a_line_larger_than_any_bucket_is_split_over_the_fullest_buckets_in_one_
         answer = place_order(admin, line("P-RED-TSHIRT", 25, PRICE.amount))
 
     # then the order is placed: its line took from nine buckets (fullest first), in one transaction
-    # tried after the first (one bucket, short) and one strong read of every bucket
+    # tried after the first (one bucket, short) and one strong read of the layout and every bucket
     assert answer.status == 201, answer.text
     assert calls.operations.count("TransactWriteItems") == 2
     [placed] = answer.json["lines"]
@@ -191,3 +191,23 @@ def test_a_cancel_after_a_resize_removed_the_bucket_puts_the_units_in_one_still_
     # when the order is cancelled, then its 3 units are back, in bucket 2 mod 2 = 0
     assert admin.post(f"/orders/{placed['order_id']}/cancel").status == 200
     assert levels(stock) == [3, 0]
+
+
+def test_a_container_that_kept_a_layout_from_before_a_resize_still_finds_every_bucket(
+    admin: ApiClient, stock: StockRepository
+) -> None:
+    # given a container that placed an order when the product had one bucket (it keeps that layout),
+    # and a resize to three buckets since: 9 units, 3 in each
+    create_product(admin, "P-RED-TSHIRT", available=10)
+    placed_order(admin, line("P-RED-TSHIRT", 1, PRICE.amount))
+    stock.adjust_warehouse("P-RED-TSHIRT", DEFAULT_WAREHOUSE, 1, restock=0, buckets=3)
+
+    # when that container takes orders of 5 (more than any bucket) and then of 4 (all that is left)
+    first = place_order(admin, line("P-RED-TSHIRT", 5, PRICE.amount))
+    second = place_order(admin, line("P-RED-TSHIRT", 4, PRICE.amount))
+
+    # then both are placed from the buckets the resize added too, and a refusal counts all of them
+    assert (first.status, second.status) == (201, 201), (first.text, second.text)
+    assert levels(stock) == [0, 0, 0]
+    refused = place_order(admin, line("P-RED-TSHIRT", 1, PRICE.amount))
+    assert refused.json["products"] == [{"product_id": "P-RED-TSHIRT", "requested": 1, "available": 0}]

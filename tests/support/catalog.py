@@ -12,15 +12,15 @@ _KINDS = (("shirts", "red shirt"), ("hats", "wool hat"), ("mugs", "tea mug"))
 
 
 def catalog(count: int) -> list[dict[str, Any]]:
-    """``count`` product items P-00000.. over three categories, at versions 1 to 4."""
-    return [
-        items.product_item(
-            product(f"P-{n:05d}", category=_KINDS[n % 3][0]).model_copy(
-                update={"name": f"Item {n} {_KINDS[n % 3][1]}", "version": 1 + n % 4}
-            )
+    """``count`` product items P-00000.. over three categories, at versions 1 to 4, as products were
+    stored before their stock moved to buckets: the number on the item (the backfill moves it)."""
+    made = [
+        product(f"P-{n:05d}", category=_KINDS[n % 3][0]).model_copy(
+            update={"name": f"Item {n} {_KINDS[n % 3][1]}", "version": 1 + n % 4}
         )
         for n in range(count)
     ]
+    return [{**items.product_item(p), items.LEGACY_AVAILABLE: p.available} for p in made]
 
 
 def put_items(table: str, all_items: list[dict[str, Any]]) -> None:

@@ -157,8 +157,8 @@ class _Catalog:
         ids = sorted(self.levels)
         yield from (ids[start : start + 100] for start in range(0, len(ids), 100))
 
-    def stock_levels(self, product_ids: Sequence[str]) -> dict[str, int]:
-        return {product_id: self.levels[product_id] for product_id in product_ids}
+    def stock_levels(self, product_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        return {product_id: {"MAIN": self.levels[product_id]} for product_id in product_ids}
 
     def write(self, day: str, levels: Sequence[InventoryLevel], expires_at: int) -> int:
         self.written.append((day, list(levels), expires_at))

@@ -93,13 +93,14 @@ def test_a_failed_condition_is_decisive_and_not_retried(client: Any, stubbed: St
 
 def test_placing_an_order_that_keeps_conflicting_is_a_contention_error(client: Any, stubbed: Stubber) -> None:
     # given a product whose one stock bucket is held by a concurrent transaction at every attempt (a
-    # hot product under a flash sale): its layout is read, the first try conflicts, every bucket is
-    # read strongly, and every later try conflicts too
+    # hot product under a flash sale): its layout is read, the first try conflicts, its layout and every
+    # bucket are read strongly, and every later try conflicts too
     placed = order([("P-RED-TSHIRT", 1, euros(1999))])
     layout = new_layout("P-RED-TSHIRT", euros(1999))
     bucket = items.stock_bucket_item(layout, layout.buckets[0], 5)
     stubbed.add_response("batch_get_item", {"Responses": {"CommerceTable": [serialize(stock_layout_item(layout))]}})
     cancelled(stubbed, *(["TransactionConflict"] * 6))
+    stubbed.add_response("batch_get_item", {"Responses": {"CommerceTable": [serialize(stock_layout_item(layout))]}})
     stubbed.add_response("batch_get_item", {"Responses": {"CommerceTable": [serialize(bucket)]}})
     for _ in range(PLACE_ATTEMPTS - 1):
         cancelled(stubbed, *(["TransactionConflict"] * 6))

@@ -284,8 +284,8 @@ def shipment_from(item: Item) -> Shipment:
 ARCHIVE_BATCH: Final = "ArchiveBatch"
 ARCHIVE_LEASE: Final = "ArchiveLease"
 INVENTORY_SNAPSHOT: Final = "InventorySnapshot"
-# What the snapshot job reads of a product (BatchGetItem projection).
-STOCK_ATTRIBUTES: Final = ("product_id", "available")
+# What the snapshot job reads of a product not backfilled yet (BatchGetItem projection).
+STOCK_ATTRIBUTES: Final = ("product_id", LEGACY_AVAILABLE)
 
 
 def archive_batch_item(batch: ArchiveBatch) -> Item:
@@ -311,7 +311,7 @@ def snapshot_item(day: str, level: InventoryLevel, expires_at: int) -> Item:
 
 
 def inventory_level_from(item: Item) -> InventoryLevel:
-    return InventoryLevel.model_validate({k: item[k] for k in InventoryLevel.model_fields})
+    return InventoryLevel.model_validate({k: item[k] for k in InventoryLevel.model_fields if k in item})
 
 
 # -- the cart (seed 001, AP 8) --------------------------------------------------------------------

@@ -394,11 +394,13 @@ class BucketLevel(Model):
 
 
 class InventoryLevel(Model):
-    """A product's stock level as the day's snapshot took it."""
+    """A product's stock level as the day's snapshot took it, in all and per warehouse."""
 
     product_id: ProductId
     available: int
     taken_at: str
+    # Snapshots taken before stock was kept by warehouse have none.
+    warehouses: dict[str, int] = Field(default_factory=dict)
 
 
 # -- the cart (seed 001, AP 8) --------------------------------------------------------------------

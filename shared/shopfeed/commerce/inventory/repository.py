@@ -1,7 +1,8 @@
 """CommerceTable as the inventory snapshots see it: every DynamoDB call of the job and of its read.
 
 The job pages the Catalog index (KEYS_ONLY, one entry per product), reads each page's stock levels
-with one strongly consistent BatchGetItem and writes the day's snapshot items with BatchWriteItem.
+per warehouse strongly consistent (the layouts, then their buckets: BatchGetItems) and writes the
+day's snapshot items with BatchWriteItem.
 Ops read a day with one Query of its partition, in product id order.
 """
 
@@ -9,7 +10,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from shopfeed.commerce import items, keys
-from shopfeed.commerce.models import InventoryLevel
+from shopfeed.commerce.inventory.stock import StockRepository
+from shopfeed.commerce.models import DEFAULT_WAREHOUSE, InventoryLevel
 from shopfeed.platform import batch_writes, dynamo
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.dynamo import BASE_TABLE
@@ -42,10 +44,23 @@ class SnapshotRepository:
             if not start:
                 return
 
-    def stock_levels(self, product_ids: Sequence[str]) -> dict[str, int]:
-        """product id → ``available``, read strongly consistent (one BatchGetItem per 100)."""
-        found = self._table.get_many([keys.product(product_id) for product_id in product_ids], items.STOCK_ATTRIBUTES)
-        return {str(item["product_id"]): int(item["available"]) for item in found}
+    def stock_levels(self, product_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        """product id → warehouse → units, read strongly consistent: the page's layouts (one
+        BatchGetItem), their buckets (one per 100), and the products not backfilled yet (one more: their
+        number is on the product item, counted in the default warehouse)."""
+        stock = StockRepository(self._table)
+        layouts = stock.layouts(product_ids)
+        levels: dict[str, dict[str, int]] = {}
+        for product_id, buckets in stock.levels_of_many(list(layouts.values())).items():
+            per_warehouse = levels.setdefault(product_id, dict.fromkeys(layouts[product_id].warehouses, 0))
+            for level in buckets:
+                per_warehouse[level.warehouse] += level.available
+        legacy = [product_id for product_id in product_ids if product_id not in layouts]
+        if legacy:
+            found = self._table.get_many([keys.product(product_id) for product_id in legacy], items.STOCK_ATTRIBUTES)
+            for item in found:
+                levels[str(item["product_id"])] = {DEFAULT_WAREHOUSE: int(item.get(items.LEGACY_AVAILABLE, 0))}
+        return levels
 
     def write(self, day: str, levels: Sequence[InventoryLevel], expires_at: int) -> int:
         """Put the day's snapshot items (keyed by day and product: writing one again replaces it);

@@ -24,7 +24,7 @@ class SnapshotStore(Protocol):
     """CommerceTable as the snapshot job uses it (SnapshotRepository)."""
 
     def catalog_pages(self) -> Iterator[list[str]]: ...
-    def stock_levels(self, product_ids: Sequence[str]) -> dict[str, int]: ...
+    def stock_levels(self, product_ids: Sequence[str]) -> dict[str, dict[str, int]]: ...
     def write(self, day: str, levels: Sequence[InventoryLevel], expires_at: int) -> int: ...
 
 
@@ -59,14 +59,16 @@ def day_of(moment: datetime) -> str:
 
 
 def take_snapshot(store: SnapshotStore, now: datetime, retention: timedelta, pace: "Pace") -> SnapshotReport:
-    """Snapshot every product's ``available`` for the day of ``now``, at most ``pace`` items a second
-    (a day's items share one partition)."""
+    """Snapshot every product's units, in all and per warehouse, for the day of ``now``, at most
+    ``pace`` items a second (a day's items share one partition)."""
     report = SnapshotReport(day_of(now))
     taken_at, expires_at = iso(now), epoch_seconds(now + retention)
     for page in store.catalog_pages():
         levels = [
-            InventoryLevel(product_id=product_id, available=available, taken_at=taken_at)
-            for product_id, available in sorted(store.stock_levels(page).items())
+            InventoryLevel(
+                product_id=product_id, available=sum(warehouses.values()), taken_at=taken_at, warehouses=warehouses
+            )
+            for product_id, warehouses in sorted(store.stock_levels(page).items())
         ]
         store.write(report.day, levels, expires_at)
         report.products += len(levels)

@@ -431,26 +431,24 @@ class StockRepository:
         self, product_id: str, quantity: int, request: IdempotentRequest, restocked: Restocked, now: datetime
     ) -> Created[Restocked]:
         """POST /stock: ``quantity`` units into the default warehouse (the first one when the layout has
-        no default), spread evenly over its buckets, and the Idempotency-Key, in one transaction."""
+        no default), spread evenly over its buckets, and the Idempotency-Key, in one transaction. A
+        product not backfilled yet keeps its number on its item: restocked there (decision 163)."""
         for _ in range(_ADJUST_ATTEMPTS):
-            layout = self.layout(product_id)
-            warehouse = DEFAULT_WAREHOUSE if DEFAULT_WAREHOUSE in layout.warehouses else min(layout.warehouses)
-            shares = even_split(quantity, layout.warehouses[warehouse])
+            layout = self.find_layout(product_id)
+            additions: list[tuple[str, keys.Key, int]] = [(LEGACY, keys.product(product_id), quantity)]
+            if layout is not None:
+                warehouse = DEFAULT_WAREHOUSE if DEFAULT_WAREHOUSE in layout.warehouses else min(layout.warehouses)
+                additions = [
+                    (bucket_label(product_id, BucketRef(warehouse=warehouse, bucket=n)), key, share)
+                    for n, share in enumerate(even_split(quantity, layout.warehouses[warehouse]))
+                    if share and (key := keys.stock_bucket(product_id, warehouse, n))
+                ]
             transaction = Transaction()
-            for n, share in enumerate(shares):
-                if not share:
-                    continue
-                ref = BucketRef(warehouse=warehouse, bucket=n)
-                transaction.add(
-                    bucket_label(product_id, ref),
-                    self._table.update_op(
-                        keys.stock_bucket(product_id, warehouse, n),
-                        Update(add={"available": share}),
-                        # The bound is checked where the sum is made: a bucket never passes MAX_STOCK.
-                        condition=Attr("PK").exists() & Attr("available").lte(MAX_STOCK - share),
-                        return_old_on_failure=True,
-                    ),
-                )
+            for label, key, units in additions:
+                # The bound is checked where the sum is made: a bucket never passes MAX_STOCK.
+                guard = Attr("PK").exists() & Attr("available").lte(MAX_STOCK - units)
+                change = Update(add={"available": units})
+                transaction.add(label, self._table.update_op(key, change, condition=guard, return_old_on_failure=True))
             transaction.add(_KEY, idempotency.record_put(self._table.name, request, RESTOCK_SNAPSHOT, restocked, now))
             try:
                 self._table.transact(transaction, busy=f"product {product_id}")
@@ -458,7 +456,12 @@ class StockRepository:
                 replayed = idempotency.replay(request, cancelled.reason(_KEY), RESTOCK_SNAPSHOT)
                 if replayed:
                     return replayed
-                failed = cancelled.failed_labels(BUCKET)
+                failed = cancelled.failed_labels()
+                legacy = failed[LEGACY].item if LEGACY in failed else {}
+                if legacy is None:
+                    raise NotFound("product", product_id) from cancelled
+                if LEGACY in failed and items.LEGACY_AVAILABLE not in legacy:
+                    continue  # the backfill moved the number into buckets since the read
                 if any(reason.item is None for reason in failed.values()):
                     continue  # a resize removed a bucket since the layout was read
                 if failed:
@@ -468,6 +471,37 @@ class StockRepository:
                 raise
             return Created(restocked)
         raise Contention(f"stock of product {product_id}")
+
+
+def _moved_into_buckets(table: dynamo.Table, product_id: str, available: int, price: Money) -> Transaction:
+    """The backfill's transaction for one product: its number leaves its item (only if it is still the
+    one read) and becomes its layout and one bucket of the default warehouse holding it."""
+    layout = new_layout(product_id, price)
+    transaction = Transaction()
+    transaction.add(
+        LEGACY,
+        table.update_op(
+            keys.product(product_id),
+            Update(remove=[items.LEGACY_AVAILABLE]),
+            condition=Attr(items.LEGACY_AVAILABLE).eq(available),
+            return_old_on_failure=True,
+        ),
+    )
+    for label, op in StockRepository(table).create_ops(layout, available):
+        transaction.add(label, op)
+    return transaction
+
+
+def move_into_buckets(table: dynamo.Table, product_id: str, available: int, price: Money) -> bool:
+    """Move a product's single stock number into its buckets (``make backfill``, decision 163): one
+    transaction, so no order, cancel or restock in between can be lost or counted twice; False (nothing
+    written) when the item's number changed since it was read (a restock, a cancel: read it again) or
+    the product already has buckets."""
+    try:
+        table.transact(_moved_into_buckets(table, product_id, available, price), busy=f"product {product_id}")
+    except dynamo.TransactionCancelled:
+        return False
+    return True
 
 
 def new_layout(product_id: str, price: Money, buckets: Mapping[str, int] | None = None) -> StockLayout:

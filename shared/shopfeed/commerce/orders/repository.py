@@ -132,11 +132,16 @@ class CommerceRepository(CatalogRepository):
 
     def _with_takes(self, order: Order, choices: Mapping[str, LineStock], also: int) -> Order:
         """``order`` with the buckets each line takes from. Lines nothing is known enough about read
-        every bucket of their product first (one strong BatchGetItem); a refusal always rests on such a
-        read made for this very try."""
+        their product's layout and every bucket of it first (two strong BatchGetItems); a refusal always
+        rests on such a read made for this very try."""
         plan = {line.product_id: choices[line.product_id].choose(line.quantity) for line in order.lines}
         stale = [product_id for product_id, taken in plan.items() if not taken]
         if stale:
+            # The layout too, strongly: the container's may predate a resize, and a refusal counted
+            # over its buckets would miss the ones added since.
+            for layout in self.stock.layouts(stale).values():
+                self.stock.remember(layout)
+                choices[layout.product_id].layout = layout
             levels = self.stock.levels_of_many([choices[product_id].layout for product_id in stale])
             for line in order.lines:
                 if line.product_id in levels:
