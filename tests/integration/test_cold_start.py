@@ -44,7 +44,7 @@ def deployed_container(commerce_api: ApiClient, monkeypatch: pytest.MonkeyPatch)
     return str(arn)
 
 
-def test_first_product_read_of_a_primed_container_makes_one_getitem_and_nothing_else(
+def test_first_product_read_of_a_primed_container_makes_what_a_warm_read_makes_and_nothing_else(
     admin: ApiClient, deployed_container: str, aws_calls: Calls
 ) -> None:
     # given a product, and a new container configured as deployed
@@ -64,12 +64,13 @@ def test_first_product_read_of_a_primed_container_makes_one_getitem_and_nothing_
     aws_calls.clear()
     answer = ApiClient(app.lambda_handler).as_user("U100").get("/products/P-COLD")
 
-    # then it costs exactly what a warm read does: one GetItem
+    # then it costs exactly what a warm read does: the product and its stock layout, then its buckets
+    warm_read = [("dynamodb", "BatchGetItem"), ("dynamodb", "BatchGetItem")]
     assert answer.status == 200
-    assert aws_calls == [("dynamodb", "GetItem")]
+    assert aws_calls == warm_read
     aws_calls.clear()
     ApiClient(app.lambda_handler).as_user("U100").get("/products/P-COLD")
-    assert aws_calls == [("dynamodb", "GetItem")]
+    assert aws_calls == warm_read
 
 
 def test_without_priming_the_first_read_also_fetches_the_secret(
@@ -87,7 +88,11 @@ def test_without_priming_the_first_read_also_fetches_the_secret(
 
     # then the request pays a Secrets Manager round trip on top of its read
     assert answer.status == 200
-    assert aws_calls == [("secretsmanager", "GetSecretValue"), ("dynamodb", "GetItem")]
+    assert aws_calls == [
+        ("secretsmanager", "GetSecretValue"),
+        ("dynamodb", "BatchGetItem"),
+        ("dynamodb", "BatchGetItem"),
+    ]
 
 
 def test_priming_answers_every_route_without_reading_or_writing(deployed_container: str, aws_calls: Calls) -> None:

@@ -26,7 +26,7 @@ from local.harness.builders import (
 from local.harness.tables import table_items
 from shopfeed.commerce import bootstrap, items
 from shopfeed.commerce.errors import InsufficientStock, PriceChanged, StockShortage, UnknownProducts
-from shopfeed.commerce.models import MAX_ORDER_LINES, OrderStatus, Product, Restocked
+from shopfeed.commerce.models import MAX_ORDER_LINES, Order, OrderStatus, Product, Restocked
 from shopfeed.commerce.orders.services import Commerce
 from shopfeed.commerce.settings import CommerceApiSettings
 from shopfeed.platform.clock import iso
@@ -45,6 +45,18 @@ from shopfeed.platform.outbox import OutboxEvent
 from tests.unit.fakes import InMemoryCommerce
 
 LATER = iso(NOW + timedelta(hours=1))
+
+
+def bare(order: Order | None) -> Order | None:
+    """``order`` without the stock buckets its lines took from: which bucket is the repository's choice
+    (tests/integration/test_orders_from_buckets.py), not part of this contract."""
+    if order is None:
+        return None
+    return order.model_copy(update={"lines": tuple(line.model_copy(update={"takes": ()}) for line in order.lines)})
+
+
+def bare_created(created: Created[Order]) -> Created[Order]:
+    return Created(bare(created.value) or created.value, replayed=created.replayed)
 
 
 @dataclass(frozen=True)
@@ -224,8 +236,8 @@ def test_a_placed_order_is_stored_with_its_lines_stock_and_outbox_event(backend:
     # when
     answered = store.place_order(placed, event, request, NOW)
     # then
-    assert answered == Created(placed)
-    assert store.get_order(placed.order_id) == placed
+    assert bare_created(answered) == Created(placed)
+    assert bare(store.get_order(placed.order_id)) == placed
     assert available(store, "P-SHIRT") == 3
     assert available(store, "P-MUG") == 0
     assert backend.outbox() == [event]
@@ -243,7 +255,7 @@ def test_a_repeated_key_with_the_same_request_answers_the_first_response_and_wri
     # when
     answered = store.place_order(*retry, NOW)
     # then
-    assert answered == Created(first.order, replayed=True)
+    assert bare_created(answered) == Created(first.order, replayed=True)
     assert store.get_order(retry.order.order_id) is None
     assert available(store, "P-SHIRT") == 3
     assert backend.outbox() == [first.event]
@@ -337,7 +349,7 @@ def test_a_refused_order_leaves_its_key_free_for_the_retry(store: Commerce) -> N
     answered = store.place_order(*attempt, NOW)
     # then
     assert not answered.replayed
-    assert store.get_order(attempt.order.order_id) == attempt.order
+    assert bare(store.get_order(attempt.order.order_id)) == attempt.order
 
 
 def test_an_order_of_the_maximum_line_count_fits_one_transaction(store: Commerce) -> None:
@@ -347,7 +359,7 @@ def test_an_order_of_the_maximum_line_count_fits_one_transaction(store: Commerce
     # when
     store.place_order(*placement(placed), NOW)
     # then
-    assert store.get_order(placed.order_id) == placed
+    assert bare(store.get_order(placed.order_id)) == placed
     assert {available(store, p.product_id) for p in catalog} == {0}
 
 
@@ -369,7 +381,7 @@ def test_order_lines_are_listed_by_line_number_to_their_owner_only(store: Commer
     strangers = store.list_order_lines(placed.order_id, "U200", 10, None)
     # then
     assert [[line.line_no for line in page] for page in owners_pages] == [[1, 2], [3, 4], [5]]
-    assert list(anyones.items) == list(placed.lines)
+    assert [line.model_copy(update={"takes": ()}) for line in anyones.items] == list(placed.lines)
     assert (strangers.items, strangers.next_cursor) == ([], None)
 
 
@@ -467,7 +479,7 @@ def test_a_cancel_restocks_moves_the_order_to_cancelled_and_writes_its_event(bac
     # when
     store.cancel_order(current, cancelled, cancelled_event, move)
     # then
-    assert store.get_order(placed.order.order_id) == cancelled
+    assert bare(store.get_order(placed.order.order_id)) == cancelled
     assert available(store, "P-SHIRT") == 5
     assert store.list_orders_by_status(OrderStatus.PLACED, MONTH, 10, None).items == []
     [listed] = store.list_orders_by_status(OrderStatus.CANCELLED, MONTH, 10, None).items
@@ -498,7 +510,7 @@ def test_a_cancel_of_an_order_that_moved_since_it_was_read_is_stale_and_writes_n
     # then the refusal names the version stored now (a 412 never answers a null version)
     assert (refused.value.kind, refused.value.ident) == ("order", placed.order_id)
     assert refused.value.current_version == placed.version
-    assert store.get_order(placed.order_id) == placed
+    assert bare(store.get_order(placed.order_id)) == placed
     assert available(store, "P-SHIRT") == 3
     assert len(backend.outbox()) == 1
 

@@ -52,7 +52,7 @@ def test_placing_writes_the_first_move_in_the_placing_transaction(commerce_api: 
     with dynamodb_calls() as calls:
         order = placed_order(commerce_api, line())
     # then: one round trip, and it held exactly one history item
-    assert calls.operations == ["TransactWriteItems"]
+    assert calls.operations == ["BatchGetItem", "TransactWriteItems"]  # the stock layouts, then the order
     [[written]] = history_puts(calls)
     assert written["SK"] == f"{keys.HISTORY}000001"
     assert (written["order_id"], written["user_id"], written["version"]) == (order["order_id"], "U100", 1)

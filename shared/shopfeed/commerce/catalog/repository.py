@@ -32,20 +32,21 @@ class CatalogRepository:
     def add_product(self, product: Product) -> None:
         """The product, its stock layout (one bucket in the default warehouse) and that bucket holding
         ``product.available``, in one transaction."""
-        item = items.product_item(product)
         transaction = Transaction()
-        transaction.add("product", self._table.put_op(item, if_absent=True))
+        transaction.add("product", self._table.put_op(items.product_item(product), if_absent=True))
         for label, op in self.stock.create_ops(new_layout(product.product_id, product.price), product.available):
             transaction.add(label, op)
         try:
             self._table.transact(transaction, busy=f"product {product.product_id}")
         except dynamo.TransactionCancelled as cancelled:
-            existing = cancelled.reason("product")
-            # An equal item is this very write, made by an attempt whose answer was lost (Table.create).
-            if existing.failed_condition and existing.item != dynamo.deserialize(dynamo.serialize(item)):
-                raise AlreadyExists("product", product.product_id) from cancelled
-            if not existing.failed_condition:
+            if not cancelled.failed("product"):
                 raise
+            # Items equal to every one this wrote are this very write, made by an attempt whose answer
+            # was lost (as Table.create answers); anything else is another product of that id.
+            puts = zip(transaction, transaction.ops, strict=True)
+            wanted = {label: dynamo.deserialize(op["Put"]["Item"]) for label, op in puts}
+            if any(cancelled.reason(label).item != item for label, item in wanted.items()):
+                raise AlreadyExists("product", product.product_id) from cancelled
 
     def get_product(self, product_id: str, stock: bool = True) -> Product | None:
         """The product and its layout in one strongly consistent BatchGetItem, then its buckets' total

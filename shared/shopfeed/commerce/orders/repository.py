@@ -190,6 +190,7 @@ class CommerceRepository(CatalogRepository):
         A bucket whose price is not the quoted one refuses the order (PriceChanged)."""
         labels: set[str] = set()
         repriced: list[PriceChange] = []
+        short = False
         for line in placed.lines:
             stock = choices[line.product_id]
             for take in line.takes:
@@ -211,10 +212,13 @@ class CommerceRepository(CatalogRepository):
                     if price != line.unit_price:
                         repriced.append(PriceChange(line.product_id, line.unit_price.model_dump(), price.model_dump()))
                     # Short: one strong read of every bucket next, rather than guessing bucket by bucket.
+                    short = short or int(bucket["available"]) < take.quantity
                     stock.known[ref] = int(bucket["available"])
                     stock.read_all = False
                     stock.must_read = True
-        if repriced:
+        # Short beats repriced (as it always has): a short line is read again, and refused if no bucket
+        # holds it; a changed price refuses the order when every line could have been served.
+        if repriced and not short:
             raise PriceChanged(repriced)
         others = {label: r for label, r in cancelled.reasons.items() if label not in labels and r.code != "None"}
         return all(r.code in dynamo.RETRYABLE_REASONS for r in others.values())
