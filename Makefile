@@ -169,7 +169,7 @@ deploy: build  ## sam deploy to ENV=dev|prod (samconfig.toml); PARAMETERS="Allow
 deploy-built: $(SAM)  ## sam deploy what `make build` left in .aws-sam/build (the pipeline deploys one build to each stage)
 	$(SAM) deploy --config-env $(or $(ENV),dev) $(DEPLOY_OVERRIDES) $(DEPLOY_FLAGS)
 
-bench: $(VENV)/.synced node_modules/.installed  ## benchmarks: round trips, capacity, cold start imports, local HTTP rate (docs/benchmarks.md)
+bench: $(VENV)/.synced node_modules/.installed  ## benchmarks: round trips, capacity, cold start imports, local HTTP rate, the flash sale (docs/benchmarks.md)
 	$(PY) -m bench
 	$(PY) -m bench.capacity --write > /dev/null
 

@@ -15,6 +15,7 @@ from bench import (
     fanout,
     feed_round_trips,
     first_request,
+    flash_sale,
     local_http,
     orders,
     round_trips,
@@ -32,6 +33,7 @@ FIRST_REQUEST = "## Cold start: the first request against warm ones (design §1)
 COUNTERS = "## Exactly-once counters: write capacity per 100 likes"
 LOCAL_HTTP = "## The local stack's HTTP API against the handler in-process"
 ORDERS = "## Orders against DynamoDB Local's own TransactWriteItems rate"
+FLASH_SALE = "## Flash sale of one SKU: 1 bucket against N (informative)"
 
 Measured = tuple[str, str, list[str]]
 """A section measured alone: its heading, its text, and what to warn of (goals missed, odd answers)."""
@@ -79,6 +81,11 @@ def main() -> None:
         # (every item and stream record of them stays in the engine), the throughput rows a few hundred.
         _progress("orders: local HTTP and in-process against raw TransactWriteItems")
         order_rounds = orders.measure(stack)
+        _progress(
+            f"flash sale ({flash_sale.UNITS} units, {flash_sale.BUYERS} buyers, 1 bucket and "
+            f"{flash_sale.BUCKETS}, with and without conflicts, {flash_sale.ROUNDS} rounds)"
+        )
+        sale = flash_sale.measure(stack)
         _progress(f"fanout throughput ({fanout.AUDIENCE} followers, {fanout.ROUNDS} rounds)")
         spread = fanout.measure(stack)
 
@@ -98,6 +105,7 @@ def main() -> None:
             _counters_section(counter_cost),
             _section("## Order placement throughput (informative)", throughput.__doc__, load.markdown()),
             _section(ORDERS, orders.__doc__, order_rounds.markdown()),
+            _section(FLASH_SALE, flash_sale.__doc__, sale.markdown()),
             _section("## Fanout throughput (informative)", fanout.__doc__, spread.markdown()),
             _section(LOCAL_HTTP, local_http.__doc__, http_rounds.markdown()),
         ]
@@ -199,6 +207,10 @@ def _orders_alone(stack: Stack) -> Measured:
     return ORDERS, _section(ORDERS, orders.__doc__, measured.markdown()), measured.below_goal()
 
 
+def _flash_sale_alone(stack: Stack) -> Measured:
+    return FLASH_SALE, _section(FLASH_SALE, flash_sale.__doc__, flash_sale.measure(stack).markdown()), []
+
+
 ALONE: dict[str, Callable[[int], Measured]] = {
     "cold-start": _cold_start_alone,
     "first-request": _first_request_alone,
@@ -208,6 +220,7 @@ ALONE_ON_A_STACK: dict[str, Callable[[Stack], Measured]] = {
     "counters": _counters_alone,
     "local-http": _local_http_alone,
     "orders": _orders_alone,
+    "flash-sale": _flash_sale_alone,
 }
 
 

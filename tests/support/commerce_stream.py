@@ -12,14 +12,15 @@ from local.streams import StreamPoller
 CONSUMER = "CommerceStreamFunction"
 
 
-def _mapping() -> dict[str, Any]:
-    (event,) = cfn.function_properties(CONSUMER)["Events"].values()
+def _mapping(consumer: str) -> dict[str, Any]:
+    (event,) = cfn.function_properties(consumer)["Events"].values()
     return dict(event["Properties"])
 
 
-def routed(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The records Lambda would hand the consumer: those its mapping's FilterCriteria let in."""
-    patterns = filter_patterns(_mapping()["FilterCriteria"])
+def routed(records: Sequence[dict[str, Any]], consumer: str = CONSUMER) -> list[dict[str, Any]]:
+    """The records Lambda would hand ``consumer`` (a reader of the stream): those its mapping's
+    FilterCriteria let in."""
+    patterns = filter_patterns(_mapping(consumer)["FilterCriteria"])
     return [record for record in records if passes(patterns, record)]
 
 

@@ -29,6 +29,7 @@ from shopfeed.commerce.settings import (
     OrderEmailSettings,
     OrderExpirySettings,
     PaymentWorkerSettings,
+    StockRebalancerSettings,
 )
 from shopfeed.commerce.shipments.repository import ShipmentQueries, ShipmentRepository
 from shopfeed.platform import clients, dynamo
@@ -43,6 +44,7 @@ from shopfeed.platform.search import sync as search_sync
 if TYPE_CHECKING:
     from shopfeed.commerce.archive.archiver import ArchivePorts
     from shopfeed.commerce.emails.worker import EmailPorts
+    from shopfeed.commerce.inventory.rebalancer import RebalancePorts
     from shopfeed.commerce.orders.expiry import ExpiryPorts
 
 
@@ -249,6 +251,20 @@ def snapshot_job() -> SnapshotPorts:
 
 
 @cache
+def rebalancer() -> "RebalancePorts":
+    """The rebalancer's stock buckets and its policy (low-water mark, moves per product)."""
+    # Imported here, as the archive's: the API functions import this module and never rebalance.
+    from shopfeed.commerce.inventory.rebalancer import RebalancePolicy, RebalancePorts
+    from shopfeed.commerce.inventory.stock import StockRepository
+
+    config = settings(StockRebalancerSettings)
+    return RebalancePorts(
+        stock=StockRepository(dynamo.Table(clients.dynamodb(), config.commerce_table_name)),
+        policy=RebalancePolicy(low_water=config.rebalance_low_water, max_moves=config.rebalance_max_moves),
+    )
+
+
+@cache
 def snapshots() -> SnapshotQueries:
     """The day's snapshots as the API reads them."""
     return SnapshotQueries(api_table(), cursors())
@@ -264,6 +280,6 @@ def reset() -> None:
         *(cursors, api_table, repository, carts, reviews, stream_table, search_sync_queue, api_search_index),
         *(relay_ports, sweeper_ports),
         *(payments, payment_lists, payment_queue, payment_worker_ports, payment_redelivery, shipments, shipment_lists),
-        *(archiver, snapshot_job, snapshots, email_ports, expiry_job),
+        *(archiver, snapshot_job, snapshots, email_ports, expiry_job, rebalancer),
     ):
         factory.cache_clear()

@@ -1,5 +1,5 @@
-"""Record handlers of the CommerceTable stream consumer (functions/commerce_stream routes to them),
-and of the payment queue (functions/payment_worker).
+"""Record handlers of the CommerceTable stream consumers (functions/commerce_stream and
+functions/stock_rebalancer route to them), and of the payment queue (functions/payment_worker).
 
 Each stream handler gets every record of its type in the batch and answers the failed ones; each is
 idempotent, because a partial-batch retry delivers again every record after the first failure
@@ -14,6 +14,7 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 
 from shopfeed.commerce import bootstrap
 from shopfeed.commerce.catalog import search
+from shopfeed.commerce.inventory import rebalancer
 from shopfeed.commerce.payments import worker as payment_worker
 from shopfeed.commerce.payments.services import Settlement
 from shopfeed.platform import outbox, streams
@@ -50,3 +51,8 @@ def settle_payments(event: Mapping[str, Any], processor: BatchProcessor) -> Part
     store, provider = bootstrap.payment_worker_ports()
     redelivery, backoff = bootstrap.payment_redelivery()
     return payment_worker.handle_batch(event, processor, store, provider, redelivery, backoff)
+
+
+def rebalance_stock(changes: Sequence[streams.ItemChange]) -> streams.Failures:
+    """Stock buckets left below the low-water mark: their products' buckets evened out."""
+    return rebalancer.rebalance_low_buckets(bootstrap.rebalancer(), changes)

@@ -71,6 +71,15 @@ class InventorySnapshotSettings(Settings):
     snapshot_writes_per_second: Annotated[float, Field(gt=0, le=1000)] = 500
 
 
+class StockRebalancerSettings(Settings):
+    commerce_table_name: Annotated[str, Field(min_length=3)]
+    # A bucket below this many units is low; the event source mapping's filter lists the levels under
+    # it (template.yaml), so only records of low buckets invoke the function.
+    rebalance_low_water: Annotated[int, Field(ge=1)] = 5
+    # Moves per product per batch: each is a transaction on two buckets that orders are using.
+    rebalance_max_moves: Annotated[int, Field(ge=1, le=64)] = 8
+
+
 class OrderExpirySettings(Settings):
     commerce_table_name: Annotated[str, Field(min_length=3)]
     # An order not paid this long after its placement is expired (template parameter PaymentWindowMinutes).
