@@ -7,10 +7,9 @@ platform's per-container factories); ``reset`` forgets it (tests switch environm
 """
 
 from functools import cache
+from typing import TYPE_CHECKING
 
 from shopfeed.feed.engagement.repository import EngagementRepository
-from shopfeed.feed.home.backfill import FollowTask
-from shopfeed.feed.home.fanout import FanoutRepository, FanoutTask
 from shopfeed.feed.media.storage import S3Media
 from shopfeed.feed.repository import FeedRepository
 from shopfeed.feed.settings import FanoutSettings, FeedApiSettings, FeedSettings, MediaSettings
@@ -18,9 +17,13 @@ from shopfeed.platform import clients, dynamo
 from shopfeed.platform.config import settings
 from shopfeed.platform.cursors import CursorCodec, signing_keys
 from shopfeed.platform.pagination import Reader
-from shopfeed.platform.queues import SqsTaskQueue
 from shopfeed.platform.search import engine as search_engine
-from shopfeed.platform.search import sync as search_sync
+
+if TYPE_CHECKING:
+    from shopfeed.feed.home.backfill import FollowTask
+    from shopfeed.feed.home.fanout import FanoutRepository, FanoutTask
+    from shopfeed.platform.queues import SqsTaskQueue
+    from shopfeed.platform.search.sync import IndexWrite
 
 
 @cache
@@ -32,7 +35,16 @@ def table() -> dynamo.Table:
 # Search, once per container (None when the stack has none: search is off): the engine as the API's
 # routes ask it (its budget, behind a breaker), and the queue the stream consumer puts index writes on.
 api_search_index = cache(search_engine.for_api)
-search_sync_queue = cache(search_sync.queue)
+
+
+@cache
+def search_sync_queue() -> "SqsTaskQueue[IndexWrite] | None":
+    """The queue the stream consumer puts index writes on (None when search is off)."""
+    # Imported here, as the fanout's ports below: the API imports this module, and the task queues
+    # bring the stream-record machinery (Powertools' data classes) an API never runs (decision 206).
+    from shopfeed.platform.search import sync
+
+    return sync.queue()
 
 
 # -- the API -------------------------------------------------------------------------------------
@@ -77,15 +89,19 @@ def celebrity_threshold() -> int:
 
 
 @cache
-def fanout_queue() -> SqsTaskQueue[FanoutTask | FollowTask]:
+def fanout_queue() -> "SqsTaskQueue[FanoutTask | FollowTask]":
     """The fanout queue, as the stream consumer starts a post's fanout (or a follow's backfill or
     cleanup) and the worker continues it."""
+    from shopfeed.platform.queues import SqsTaskQueue
+
     return SqsTaskQueue(clients.sqs(), settings(FanoutSettings).fanout_queue_url)
 
 
 @cache
-def fanout_store() -> FanoutRepository:
+def fanout_store() -> "FanoutRepository":
     """FeedTable as the fanout worker pages followers and writes their entries."""
+    from shopfeed.feed.home.fanout import FanoutRepository
+
     return FanoutRepository(table())
 
 
