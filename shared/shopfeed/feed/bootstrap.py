@@ -9,6 +9,8 @@ platform's per-container factories); ``reset`` forgets it (tests switch environm
 from functools import cache
 from typing import TYPE_CHECKING
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from shopfeed.feed.engagement.repository import EngagementRepository
 from shopfeed.feed.media.storage import S3Media
 from shopfeed.feed.repository import FeedRepository
@@ -16,6 +18,7 @@ from shopfeed.feed.settings import FanoutSettings, FeedApiSettings, FeedSettings
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.config import settings
 from shopfeed.platform.cursors import CursorCodec, signing_keys
+from shopfeed.platform.observability import logger
 from shopfeed.platform.pagination import Reader
 from shopfeed.platform.search import engine as search_engine
 
@@ -80,6 +83,15 @@ def media_storage() -> S3Media:
     return S3Media(clients.s3(), settings(MediaSettings).media_bucket_name)
 
 
+def pull_author_registry() -> None:
+    """The pull-author registry, read before the first home feed asks for it (decision 207). Best effort:
+    a read that fails is logged and leaves it to the first request, as an unprimed container would."""
+    try:
+        feed_store().refresh_pull_authors()
+    except (BotoCoreError, ClientError) as error:
+        logger.warning("pull-author registry not primed", error=str(error))
+
+
 def celebrity_threshold() -> int:
     threshold: int = settings(FeedApiSettings).celebrity_follower_threshold
     return threshold
@@ -117,6 +129,9 @@ def follow_backfill_posts() -> int:
 
 # What each function's first request needs: built at init (``platform.warmup``).
 API_PORTS = (feed_store, engagement_store, reader)
+# What init reads for the first request, and a SnapStart restore reads again (the snapshot's copy is as
+# old as the published version): one Query per cold start (decision 207).
+API_READS = (pull_author_registry,)
 # What the API's routes depend on but is made on first use: an S3 client costs 110-160 ms to make and
 # only the media routes and posts with media use it; an init that made it would slow every cold start.
 API_PORTS_ON_FIRST_USE = (media_storage,)
