@@ -359,7 +359,9 @@ def test_marking_a_batch_marks_the_events_that_exist_and_skips_one_ttl_removed(
 
 def test_marking_twice_keeps_the_first_publication_time_in_dynamodb(aws: None) -> None:
     # given
-    repository = outbox_relay.OutboxRepository(dynamo.Table(clients.dynamodb(), "CommerceTable"), items.OUTBOX, RETENTION)
+    repository = outbox_relay.OutboxRepository(
+        dynamo.Table(clients.dynamodb(), "CommerceTable"), items.OUTBOX, RETENTION
+    )
     event = event_at(NOW - timedelta(minutes=10))
     write_outbox_item(items.outbox_item(event))
     # when
