@@ -25,7 +25,8 @@ app = build_resolver(
     search.router,
     media.router,
 )
-warmup.prime(*bootstrap.API_PORTS, resolver=app)
+warmup.prime(*bootstrap.API_PORTS, *bootstrap.API_READS, resolver=app)
+warmup.after_restore(*bootstrap.API_READS)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)

@@ -5,7 +5,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shopfeed.commerce import bootstrap
-from shopfeed.platform import outbox, warmup
+from shopfeed.platform import outbox_relay, warmup
 from shopfeed.platform.clock import utc_now
 from shopfeed.platform.observability import logger, metrics
 
@@ -16,4 +16,4 @@ warmup.prime(bootstrap.sweeper_ports)
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
     publisher, repository, unpublished_for = bootstrap.sweeper_ports()
-    return outbox.record_sweep(outbox.sweep(publisher, repository, utc_now(), unpublished_for))
+    return outbox_relay.record_sweep(outbox_relay.sweep(publisher, repository, utc_now(), unpublished_for))

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import boto3
 import pytest
+import snapshot_restore_py  # type: ignore[import-untyped]
+from botocore.exceptions import EndpointConnectionError
 
 from local.harness.client import ApiClient
 from local.harness.factories import create_product, register_user
@@ -18,7 +20,7 @@ from local.harness.feed_factories import write_post
 from shopfeed.accounts import bootstrap as accounts
 from shopfeed.commerce import bootstrap as commerce
 from shopfeed.feed import bootstrap as feed
-from shopfeed.platform import warmup
+from shopfeed.platform import clients, warmup
 from tests.conftest import reset_caches
 from tests.integration.conftest import Calls
 
@@ -32,11 +34,6 @@ class Group:
     path: str  # ``{post_id}``: the post the fixture wrote
     calls: tuple[tuple[str, str], ...]
     query: tuple[tuple[str, str], ...] = ()
-    warm_calls: tuple[tuple[str, str], ...] | None = None  # None: the same as the first request's
-
-    @property
-    def warm(self) -> list[tuple[str, str]]:
-        return list(self.calls if self.warm_calls is None else self.warm_calls)
 
 
 GET_ITEM = ("dynamodb", "GetItem")
@@ -52,7 +49,7 @@ GROUPS = [
     # The inbox, and the pull-author registry, which a container keeps PULL_AUTHORS_CACHE_SECONDS: the one
     # read a warm request skips. Priming it would be a DynamoDB read at init (decision 17 keeps init free
     # of them) and a list a SnapStart snapshot would restore stale.
-    Group("feed", "feed_api", "/feed", (QUERY, QUERY), warm_calls=(QUERY,)),
+    Group("feed", "feed_api", "/feed", (QUERY,)),
     Group("posts", "feed_api", "/users/U100/posts", (QUERY,)),
     Group("likes", "feed_api", "/posts/{post_id}/likes", (GET_ITEM, QUERY)),
     Group("notifications", "feed_api", "/notifications", (QUERY,)),
@@ -69,7 +66,9 @@ def _container(function: str) -> tuple[ApiClient, Callable[[], None]]:
         )
     from functions.feed_api import app as feed_app
 
-    return ApiClient(feed_app.lambda_handler), lambda: warmup.prime_now(*feed.API_PORTS, resolver=feed_app.app)
+    return ApiClient(feed_app.lambda_handler), lambda: warmup.prime_now(
+        *feed.API_PORTS, *feed.API_READS, resolver=feed_app.app
+    )
 
 
 @pytest.fixture
@@ -110,4 +109,67 @@ def test_a_primed_containers_first_request_calls_what_a_warm_one_does(
     assert first.status < 500, first.text
     assert warm.status == first.status
     assert first_calls == list(group.calls)
-    assert aws_calls == group.warm
+    assert aws_calls == first_calls
+
+
+class RegistryUnreachable(EndpointConnectionError):
+    """What botocore raises when DynamoDB cannot be reached, after its retries."""
+
+
+def _unreachable(**_: object) -> None:
+    raise RegistryUnreachable(endpoint_url="https://dynamodb.us-east-1.amazonaws.com")
+
+
+def test_a_registry_read_that_fails_at_init_is_logged_and_left_to_the_first_request(
+    deployed: dict[str, str], aws_calls: Calls, caplog: pytest.LogCaptureFixture
+) -> None:
+    # given a new feed container whose init cannot reach DynamoDB for the registry
+    reset_caches()
+    client, prime = _container("feed_api")
+    events = clients.dynamodb().meta.events  # the container's client, which init reads with
+    events.register("before-call.dynamodb.Query", _unreachable)
+    try:
+        prime()  # then init completes
+    finally:
+        events.unregister("before-call.dynamodb.Query", _unreachable)
+    assert "pull-author registry not primed" in caplog.messages
+    aws_calls.clear()
+
+    # when its first request comes, DynamoDB reachable again
+    caller = client.as_user("U100", "ops")
+    first = caller.get("/feed")
+
+    # then the first request reads the registry itself (a second Query), as an unprimed container's does
+    assert first.status == 200, first.text
+    assert aws_calls == [QUERY, QUERY]
+
+
+def test_an_environment_restored_from_a_snapshot_reads_the_registry_again(
+    deployed: dict[str, str], aws_calls: Calls, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a primed feed container whose app registered its reads to run after a restore, as in Lambda
+    reset_caches()
+    client, prime = _container("feed_api")
+    prime()
+    registered = len(snapshot_restore_py.get_after_restore())
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "FeedApiFunction")
+    monkeypatch.delenv("AWS_SAM_LOCAL", raising=False)
+    warmup.after_restore(*feed.API_READS)
+    aws_calls.clear()
+
+    # when the runtime restores an environment from the snapshot
+    for hook, args, kwargs in snapshot_restore_py.get_after_restore()[registered:]:
+        hook(*args, **kwargs)
+
+    # then the registry the snapshot froze is read again, and the first request still calls what a warm one does
+    assert aws_calls == [QUERY]
+    aws_calls.clear()
+    assert client.as_user("U100", "ops").get("/feed").status == 200
+    assert aws_calls == [QUERY]
+
+
+def test_outside_lambda_nothing_is_registered_to_run_after_a_restore(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AWS_LAMBDA_FUNCTION_NAME", raising=False)
+    registered = len(snapshot_restore_py.get_after_restore())
+    warmup.after_restore(*feed.API_READS)
+    assert len(snapshot_restore_py.get_after_restore()) == registered

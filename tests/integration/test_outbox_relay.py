@@ -15,7 +15,7 @@ from local.harness.client import ApiClient
 from local.harness.factories import line, placed_order
 from local.harness.tables import table_items
 from shopfeed.commerce import items
-from shopfeed.platform import clients, dynamo, outbox
+from shopfeed.platform import clients, dynamo, outbox_relay
 from shopfeed.platform.clock import epoch_seconds, iso
 from shopfeed.platform.outbox import OutboxEvent
 from shopfeed.platform.publisher import EventBridgePublisher, EventBusUnavailable
@@ -296,7 +296,7 @@ def test_the_sample_stream_event_is_relayed(subscriber: Subscriber) -> None:
 
 @dataclass
 class OutboxUnderTest:
-    port: outbox.Outbox
+    port: outbox_relay.Outbox
     write: Callable[[OutboxEvent], None]
 
 
@@ -305,7 +305,7 @@ def outbox_under_test(request: pytest.FixtureRequest, aws: None) -> OutboxUnderT
     if request.param == "in-memory":
         fake = InMemoryOutbox()
         return OutboxUnderTest(fake, fake.add)
-    real = outbox.OutboxRepository(dynamo.Table(clients.dynamodb(), "CommerceTable"), items.OUTBOX, RETENTION)
+    real = outbox_relay.OutboxRepository(dynamo.Table(clients.dynamodb(), "CommerceTable"), items.OUTBOX, RETENTION)
     return OutboxUnderTest(real, lambda event: write_outbox_item(items.outbox_item(event)))
 
 
@@ -359,7 +359,9 @@ def test_marking_a_batch_marks_the_events_that_exist_and_skips_one_ttl_removed(
 
 def test_marking_twice_keeps_the_first_publication_time_in_dynamodb(aws: None) -> None:
     # given
-    repository = outbox.OutboxRepository(dynamo.Table(clients.dynamodb(), "CommerceTable"), items.OUTBOX, RETENTION)
+    repository = outbox_relay.OutboxRepository(
+        dynamo.Table(clients.dynamodb(), "CommerceTable"), items.OUTBOX, RETENTION
+    )
     event = event_at(NOW - timedelta(minutes=10))
     write_outbox_item(items.outbox_item(event))
     # when

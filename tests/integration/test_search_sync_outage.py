@@ -20,7 +20,7 @@ from shopfeed.feed.posts.search import POST_PROJECTION
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.search import SearchIndex
 from shopfeed.platform.search.opensearch import connect
-from shopfeed.platform.search.sync import Projection
+from shopfeed.platform.search.projection import Projection
 from tests.conftest import reset_caches
 from tests.support.queue_time import QueueTime, queue_time
 from tests.support.search import EngineLink, engine_link, osmem_engine, osmem_url

@@ -16,7 +16,8 @@ import pytest
 from local.harness.queues import WorkerQueue
 from shopfeed.platform.search import SearchIndex
 from shopfeed.platform.search.opensearch import connect
-from shopfeed.platform.search.sync import ApplyReport, Projection, apply, queue_writes
+from shopfeed.platform.search.projection import Projection
+from shopfeed.platform.search.sync import ApplyReport, apply, queue_writes
 from shopfeed.platform.streams import ItemChange
 from tests.unit.search_fakes import InMemorySearchIndex, InMemoryWrites
 

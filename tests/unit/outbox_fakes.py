@@ -10,7 +10,8 @@ from datetime import datetime
 from typing import Any
 
 from shopfeed.platform.clock import iso
-from shopfeed.platform.outbox import OutboxEvent, UnreadableEvent
+from shopfeed.platform.outbox import OutboxEvent
+from shopfeed.platform.outbox_relay import UnreadableEvent
 from shopfeed.platform.publisher import (
     EventBusUnavailable,
     EventNotPublished,

@@ -29,6 +29,14 @@ HTTP_EVENTS = frozenset({"HttpApi", "Api"})
 NOT_IN_HTTP = {
     "aws_lambda_powertools.utilities.batch": "Powertools' batch processing (stream and queue consumers)",
     "aws_lambda_powertools.utilities.parser": "Powertools' parser models (Kafka, Kinesis, SQS ...)",
+    # The consumer side of the platform (decision 206): an API writes outbox items and never relays them,
+    # and never reads a stream record or a queue message. (Powertools' data classes, the stream and SQS
+    # events among them, cannot be refused: the HTTP resolver imports that package itself.)
+    "shopfeed.platform.streams": "stream records (stream consumers)",
+    "shopfeed.platform.exactly_once": "exactly-once stream handling (stream consumers)",
+    "shopfeed.platform.outbox_relay": "the outbox relay and sweeper (an API only writes outbox items)",
+    "shopfeed.platform.queues": "task queues (consumers fill them, workers take from them)",
+    "shopfeed.platform.search.sync": "the search sync (the stream consumer and its worker)",
 }
 # What no other function may load: the HTTP resolver is an API's alone.
 NOT_OUTSIDE_HTTP = {
@@ -191,9 +199,18 @@ STREAM = Kind(http=False, served=frozenset({"commerce"}))
         (COMMERCE_API, "shopfeed.indexing.bootstrap", False),
         (COMMERCE_API, "aws_lambda_powertools.event_handler.api_gateway", False),
         (COMMERCE_API, "shopfeed.platform.search.port", False),
+        (COMMERCE_API, "shopfeed.platform.outbox_relay", True),
+        (COMMERCE_API, "shopfeed.platform.exactly_once", True),
+        (COMMERCE_API, "shopfeed.platform.streams", True),
+        (COMMERCE_API, "shopfeed.platform.queues", True),
+        (COMMERCE_API, "shopfeed.platform.search.sync", True),
+        (COMMERCE_API, "shopfeed.platform.outbox", False),
+        (COMMERCE_API, "shopfeed.platform.search.projection", False),
         (STREAM, "aws_lambda_powertools.event_handler.api_gateway", True),
         (STREAM, "aws_lambda_powertools.utilities.batch.types", False),
         (STREAM, "shopfeed.accounts.bootstrap", False),
+        (STREAM, "shopfeed.platform.outbox_relay", False),
+        (STREAM, "shopfeed.platform.queues", False),
         (STREAM, "shopfeed.feed.models", True),
     ],
 )

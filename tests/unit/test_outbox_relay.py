@@ -6,7 +6,7 @@ import pytest
 
 from local.harness.builders import NOW, euros, order
 from shopfeed.commerce import events
-from shopfeed.platform import outbox
+from shopfeed.platform import outbox_relay
 from shopfeed.platform.clock import iso
 from shopfeed.platform.outbox import OutboxEvent
 from shopfeed.platform.publisher import EventBusUnavailable
@@ -31,7 +31,7 @@ def test_relay_publishes_each_event_in_its_envelope_and_marks_it_published() -> 
     written = [placed(), placed()]
     store, bus = InMemoryOutbox(written), InMemoryBus()
     # when
-    report = outbox.relay(written, bus, store, NOW)
+    report = outbox_relay.relay(written, bus, store, NOW)
     # then
     assert report.published == tuple(ids(written))
     assert not report.failures
@@ -57,7 +57,7 @@ def test_relay_reports_refused_events_and_leaves_only_them_unpublished() -> None
     refused = written[1].event_id
     store, bus = InMemoryOutbox(written), InMemoryBus(refuse={refused})
     # when
-    report = outbox.relay(written, bus, store, NOW)
+    report = outbox_relay.relay(written, bus, store, NOW)
     # then
     assert report.published == (written[0].event_id, written[2].event_id)
     assert list(report.failures) == [refused]
@@ -69,7 +69,7 @@ def test_relaying_nothing_makes_no_call() -> None:
     # given
     bus = InMemoryBus()
     # when
-    report = outbox.relay([], bus, InMemoryOutbox(), NOW)
+    report = outbox_relay.relay([], bus, InMemoryOutbox(), NOW)
     # then
     assert bus.calls == []
     assert report.published == ()
@@ -81,7 +81,7 @@ def test_relay_marks_nothing_when_the_bus_is_unreachable() -> None:
     store = InMemoryOutbox(written)
     # when
     with pytest.raises(EventBusUnavailable):
-        outbox.relay(written, UnreachableBus(), store, NOW)
+        outbox_relay.relay(written, UnreachableBus(), store, NOW)
     # then
     assert store.unpublished() == sorted(ids(written))
 
@@ -90,9 +90,9 @@ def test_relaying_an_event_again_keeps_its_first_publication_time() -> None:
     # given: a stream redelivery after the event was already published and marked
     event = placed()
     store, bus = InMemoryOutbox([event]), InMemoryBus()
-    outbox.relay([event], bus, store, NOW)
+    outbox_relay.relay([event], bus, store, NOW)
     # when
-    outbox.relay([event], bus, store, NOW + timedelta(minutes=1))
+    outbox_relay.relay([event], bus, store, NOW + timedelta(minutes=1))
     # then: delivered twice under one id, published once
     assert bus.delivered_ids() == [event.event_id, event.event_id]
     assert store.published_at(event.event_id) == iso(NOW)
@@ -107,7 +107,7 @@ def test_sweep_republishes_only_events_unpublished_for_longer_than_the_threshold
     fresh = placed(NOW - SWEEP_AFTER + timedelta(seconds=1))
     store, bus = InMemoryOutbox([stale, fresh]), InMemoryBus()
     # when
-    report = outbox.sweep(bus, store, NOW, SWEEP_AFTER)
+    report = outbox_relay.sweep(bus, store, NOW, SWEEP_AFTER)
     # then: the fresh one is still the stream relay's to publish
     assert report.counts == {"found": 1, "published": 1, "failed": 0}
     assert bus.delivered_ids() == [stale.event_id]
@@ -120,11 +120,11 @@ def test_sweep_reports_refused_and_unreadable_events_and_leaves_them_for_the_nex
     store, bus = InMemoryOutbox([good, refused]), InMemoryBus(refuse={refused.event_id})
     store.add_unreadable("01JQ8Z6V4C0000000000000000", iso(NOW - timedelta(hours=2)))
     # when
-    report = outbox.sweep(bus, store, NOW, SWEEP_AFTER)
+    report = outbox_relay.sweep(bus, store, NOW, SWEEP_AFTER)
     # then
     assert report.counts == {"found": 3, "published": 1, "failed": 2}
     assert report.published == (good.event_id,)
-    assert report.failures["01JQ8Z6V4C0000000000000000"].code == outbox.UNREADABLE
+    assert report.failures["01JQ8Z6V4C0000000000000000"].code == outbox_relay.UNREADABLE
     assert store.unpublished() == sorted(["01JQ8Z6V4C0000000000000000", refused.event_id])
 
 
@@ -133,7 +133,7 @@ def test_sweep_publishes_a_backlog_in_pages() -> None:
     backlog = [placed(NOW - timedelta(hours=3) + timedelta(seconds=n)) for n in range(250)]
     store, bus = InMemoryOutbox(backlog), InMemoryBus()
     # when
-    report = outbox.sweep(bus, store, NOW, SWEEP_AFTER, page=100)
+    report = outbox_relay.sweep(bus, store, NOW, SWEEP_AFTER, page=100)
     # then
     assert [len(call) for call in bus.calls] == [100, 100, 50]
     assert report.counts == {"found": 250, "published": 250, "failed": 0}
@@ -145,12 +145,12 @@ def test_after_a_sweep_every_refused_relay_event_is_published_once_more_under_it
     written = [placed(NOW - timedelta(minutes=10)) for _ in range(6)]
     refused = {event.event_id for event in written[2::3]}
     store, bus = InMemoryOutbox(written), InMemoryBus(refuse=set(refused))
-    outbox.relay(written, bus, store, NOW - timedelta(minutes=10))
+    outbox_relay.relay(written, bus, store, NOW - timedelta(minutes=10))
     # when: the bus has recovered by the time the sweeper runs
     bus.refuse.clear()
-    report = outbox.sweep(bus, store, NOW, SWEEP_AFTER)
+    report = outbox_relay.sweep(bus, store, NOW, SWEEP_AFTER)
     # then
     assert set(report.published) == refused
     assert sorted(bus.delivered_ids()) == sorted(ids(written))
     assert store.unpublished() == []
-    assert outbox.sweep(bus, store, NOW, SWEEP_AFTER).counts == {"found": 0, "published": 0, "failed": 0}
+    assert outbox_relay.sweep(bus, store, NOW, SWEEP_AFTER).counts == {"found": 0, "published": 0, "failed": 0}

@@ -35,17 +35,17 @@ from shopfeed.commerce.shipments.repository import ShipmentQueries, ShipmentRepo
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.config import settings
 from shopfeed.platform.cursors import CursorCodec, signing_keys
-from shopfeed.platform.outbox import OutboxRepository
 from shopfeed.platform.publisher import EventBridgePublisher
-from shopfeed.platform.queues import Backoff, SqsTaskQueue
 from shopfeed.platform.search import engine as search_engine
-from shopfeed.platform.search import sync as search_sync
 
 if TYPE_CHECKING:
     from shopfeed.commerce.archive.archiver import ArchivePorts
     from shopfeed.commerce.emails.worker import EmailPorts
     from shopfeed.commerce.inventory.rebalancer import RebalancePorts
     from shopfeed.commerce.orders.expiry import ExpiryPorts
+    from shopfeed.platform.outbox_relay import OutboxRepository
+    from shopfeed.platform.queues import Backoff, SqsTaskQueue
+    from shopfeed.platform.search.sync import IndexWrite
 
 
 @cache
@@ -92,10 +92,22 @@ def stream_table() -> dynamo.Table:
 # Search, once per container (None when the stack has none: search is off): the engine as the API's
 # routes ask it (its budget, behind a breaker), and the queue the stream consumer puts index writes on.
 api_search_index = cache(search_engine.for_api)
-search_sync_queue = cache(search_sync.queue)
 
 
-def _outbox_ports(config: CommerceOutboxSettings) -> tuple[EventBridgePublisher, OutboxRepository]:
+@cache
+def search_sync_queue() -> "SqsTaskQueue[IndexWrite] | None":
+    """The queue the stream consumer puts index writes on (None when search is off)."""
+    # Imported here, as every consumer-side port below: the API functions import this module, and the
+    # task queues and the relay bring the stream-record machinery (Powertools' data classes) an API
+    # never runs (decision 206).
+    from shopfeed.platform.search import sync
+
+    return sync.queue()
+
+
+def _outbox_ports(config: CommerceOutboxSettings) -> "tuple[EventBridgePublisher, OutboxRepository]":
+    from shopfeed.platform.outbox_relay import OutboxRepository
+
     table = dynamo.Table(clients.dynamodb(), config.commerce_table_name)
     return (
         EventBridgePublisher(clients.eventbridge(), config.event_bus_name),
@@ -104,13 +116,13 @@ def _outbox_ports(config: CommerceOutboxSettings) -> tuple[EventBridgePublisher,
 
 
 @cache
-def relay_ports() -> tuple[EventBridgePublisher, OutboxRepository]:
+def relay_ports() -> "tuple[EventBridgePublisher, OutboxRepository]":
     """The bus and the outbox as the stream relay uses them."""
     return _outbox_ports(settings(CommerceStreamSettings))
 
 
 @cache
-def sweeper_ports() -> tuple[EventBridgePublisher, OutboxRepository, timedelta]:
+def sweeper_ports() -> "tuple[EventBridgePublisher, OutboxRepository, timedelta]":
     """The bus, the outbox and the sweep threshold as the scheduled sweeper uses them."""
     config = settings(CommerceSweeperSettings)
     return (*_outbox_ports(config), timedelta(seconds=config.outbox_sweep_after_seconds))
@@ -132,8 +144,10 @@ def payment_lists() -> PaymentQueries:
 
 
 @cache
-def payment_queue() -> SqsTaskQueue[PaymentTask]:
+def payment_queue() -> "SqsTaskQueue[PaymentTask]":
     """The payment queue, as the stream consumer fills it."""
+    from shopfeed.platform.queues import SqsTaskQueue
+
     return SqsTaskQueue(clients.sqs(), settings(CommerceStreamSettings).payment_queue_url)
 
 
@@ -146,8 +160,10 @@ def payment_worker_ports() -> tuple[PaymentRepository, PaymentProvider]:
 
 
 @cache
-def payment_redelivery() -> tuple[SqsTaskQueue[PaymentTask], Backoff]:
+def payment_redelivery() -> "tuple[SqsTaskQueue[PaymentTask], Backoff]":
     """The payment queue, as the worker holds failed messages back on it, and for how long."""
+    from shopfeed.platform.queues import Backoff, SqsTaskQueue
+
     config = settings(PaymentWorkerSettings)
     # commerce.payments.worker.BACKOFF with the template's first wait (not imported: the API uses this module).
     backoff = Backoff(base=config.payment_retry_seconds, cap=900)
@@ -172,6 +188,7 @@ def email_ports() -> "EmailPorts":
     from shopfeed.commerce.emails.repository import EmailRepository
     from shopfeed.commerce.emails.sender import SesSender
     from shopfeed.commerce.emails.worker import EmailPorts
+    from shopfeed.platform.queues import SqsTaskQueue
 
     config = settings(OrderEmailSettings)
     table = dynamo.Table(clients.dynamodb(), config.commerce_table_name)

@@ -17,7 +17,7 @@ from shopfeed.commerce.catalog import search
 from shopfeed.commerce.inventory import rebalancer
 from shopfeed.commerce.payments import worker as payment_worker
 from shopfeed.commerce.payments.services import Settlement
-from shopfeed.platform import outbox, streams
+from shopfeed.platform import outbox_relay, streams
 from shopfeed.platform.clock import utc_now
 from shopfeed.platform.search import sync as search_sync
 
@@ -25,7 +25,7 @@ from shopfeed.platform.search import sync as search_sync
 def relay_outbox_events(changes: Sequence[streams.ItemChange]) -> streams.Failures:
     """New outbox items → the event bus (the platform's relay, on the commerce outbox)."""
     publisher, repository = bootstrap.relay_ports()
-    return outbox.relay_records(changes, publisher, repository, utc_now())
+    return outbox_relay.relay_records(changes, publisher, repository, utc_now())
 
 
 def sync_product_search(changes: Sequence[streams.ItemChange]) -> streams.Failures:

@@ -7,20 +7,26 @@ platform's per-container factories); ``reset`` forgets it (tests switch environm
 """
 
 from functools import cache
+from typing import TYPE_CHECKING
+
+from botocore.exceptions import BotoCoreError, ClientError
 
 from shopfeed.feed.engagement.repository import EngagementRepository
-from shopfeed.feed.home.backfill import FollowTask
-from shopfeed.feed.home.fanout import FanoutRepository, FanoutTask
 from shopfeed.feed.media.storage import S3Media
 from shopfeed.feed.repository import FeedRepository
 from shopfeed.feed.settings import FanoutSettings, FeedApiSettings, FeedSettings, MediaSettings
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.config import settings
 from shopfeed.platform.cursors import CursorCodec, signing_keys
+from shopfeed.platform.observability import logger
 from shopfeed.platform.pagination import Reader
-from shopfeed.platform.queues import SqsTaskQueue
 from shopfeed.platform.search import engine as search_engine
-from shopfeed.platform.search import sync as search_sync
+
+if TYPE_CHECKING:
+    from shopfeed.feed.home.backfill import FollowTask
+    from shopfeed.feed.home.fanout import FanoutRepository, FanoutTask
+    from shopfeed.platform.queues import SqsTaskQueue
+    from shopfeed.platform.search.sync import IndexWrite
 
 
 @cache
@@ -32,7 +38,16 @@ def table() -> dynamo.Table:
 # Search, once per container (None when the stack has none: search is off): the engine as the API's
 # routes ask it (its budget, behind a breaker), and the queue the stream consumer puts index writes on.
 api_search_index = cache(search_engine.for_api)
-search_sync_queue = cache(search_sync.queue)
+
+
+@cache
+def search_sync_queue() -> "SqsTaskQueue[IndexWrite] | None":
+    """The queue the stream consumer puts index writes on (None when search is off)."""
+    # Imported here, as the fanout's ports below: the API imports this module, and the task queues
+    # bring the stream-record machinery (Powertools' data classes) an API never runs (decision 206).
+    from shopfeed.platform.search import sync
+
+    return sync.queue()
 
 
 # -- the API -------------------------------------------------------------------------------------
@@ -68,6 +83,15 @@ def media_storage() -> S3Media:
     return S3Media(clients.s3(), settings(MediaSettings).media_bucket_name)
 
 
+def pull_author_registry() -> None:
+    """The pull-author registry, read before the first home feed asks for it (decision 207). Best effort:
+    a read that fails is logged and leaves it to the first request, as an unprimed container would."""
+    try:
+        feed_store().refresh_pull_authors()
+    except (BotoCoreError, ClientError) as error:
+        logger.warning("pull-author registry not primed", error=str(error))
+
+
 def celebrity_threshold() -> int:
     threshold: int = settings(FeedApiSettings).celebrity_follower_threshold
     return threshold
@@ -77,15 +101,19 @@ def celebrity_threshold() -> int:
 
 
 @cache
-def fanout_queue() -> SqsTaskQueue[FanoutTask | FollowTask]:
+def fanout_queue() -> "SqsTaskQueue[FanoutTask | FollowTask]":
     """The fanout queue, as the stream consumer starts a post's fanout (or a follow's backfill or
     cleanup) and the worker continues it."""
+    from shopfeed.platform.queues import SqsTaskQueue
+
     return SqsTaskQueue(clients.sqs(), settings(FanoutSettings).fanout_queue_url)
 
 
 @cache
-def fanout_store() -> FanoutRepository:
+def fanout_store() -> "FanoutRepository":
     """FeedTable as the fanout worker pages followers and writes their entries."""
+    from shopfeed.feed.home.fanout import FanoutRepository
+
     return FanoutRepository(table())
 
 
@@ -101,6 +129,9 @@ def follow_backfill_posts() -> int:
 
 # What each function's first request needs: built at init (``platform.warmup``).
 API_PORTS = (feed_store, engagement_store, reader)
+# What init reads for the first request, and a SnapStart restore reads again (the snapshot's copy is as
+# old as the published version): one Query per cold start (decision 207).
+API_READS = (pull_author_registry,)
 # What the API's routes depend on but is made on first use: an S3 client costs 110-160 ms to make and
 # only the media routes and posts with media use it; an init that made it would slow every cold start.
 API_PORTS_ON_FIRST_USE = (media_storage,)

@@ -248,6 +248,12 @@ class FeedRepository:
         followed.sort(key=lambda a: (a.last_pull_post_at, a.author_id), reverse=True)
         return [a.author_id for a in followed[:MAX_MERGED_AUTHORS]]
 
+    def refresh_pull_authors(self) -> None:
+        """Read the pull-author registry now, whatever the container kept (priming at init, and after a
+        SnapStart restore). A read that fails leaves nothing kept, so the next home feed reads it."""
+        self._pull_authors = None
+        self._recent_pull_authors()
+
     def _recent_pull_authors(self) -> list[PullAuthor]:
         """The pull-author registry (one Query), kept per container for ``pull_authors_cache_seconds``:
         every first page of every home feed needs it, and its one partition must not run hot."""

@@ -119,6 +119,14 @@ def _quiet() -> Iterator[None]:
         logger.setLevel(level)
 
 
+def after_restore(*steps: Callable[[], object]) -> None:
+    """In Lambda: run ``steps`` again in each environment restored from a SnapStart snapshot (reads
+    the snapshot would otherwise hand every restored environment as old as the published version)."""
+    if in_lambda():
+        for step in steps:
+            register_after_restore(step)
+
+
 def refresh_after_restore() -> None:
     """Run by the Lambda runtime in each environment restored from a SnapStart snapshot."""
     # Every restored environment would otherwise draw the same "random" retry jitter (the snapshot

@@ -12,7 +12,7 @@ from typing import Any, Final
 from shopfeed.commerce import items
 from shopfeed.platform import dynamo
 from shopfeed.platform.search import SearchIndex, SearchMapping, SearchPage, SearchQuery
-from shopfeed.platform.search.sync import Projection
+from shopfeed.platform.search.projection import Projection
 
 PRODUCTS: Final = SearchMapping(
     alias="products",

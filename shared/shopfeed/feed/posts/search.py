@@ -14,7 +14,7 @@ from typing import Any, Final
 from shopfeed.feed import items
 from shopfeed.platform import dynamo
 from shopfeed.platform.search import SearchIndex, SearchMapping, SearchPage, SearchQuery
-from shopfeed.platform.search.sync import Projection
+from shopfeed.platform.search.projection import Projection
 
 POSTS: Final = SearchMapping(
     alias="posts",

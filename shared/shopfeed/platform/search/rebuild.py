@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from shopfeed.platform import dynamo
 from shopfeed.platform.search import Outcome, SearchIndex, SearchWriteFailed, Upsert, Write
-from shopfeed.platform.search.sync import Projection
+from shopfeed.platform.search.projection import Projection
 
 Pages = Callable[[], Iterable[Sequence[dynamo.Item]]]
 """Reads the table from the start, one page of items of the projection's type at a time."""

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import utc_now
 from shopfeed.platform.search import SearchIndex
+from shopfeed.platform.search.projection import Projection
 from shopfeed.platform.search.rebuild import Pace, Pages, RebuildReport, rebuild
-from shopfeed.platform.search.sync import Projection
 from shopfeed.platform.streams import ENTITY_TYPE
 
 if TYPE_CHECKING:

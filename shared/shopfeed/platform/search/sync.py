@@ -10,14 +10,14 @@ time it fails (``BACKOFF``). Versions make the order and the number of deliverie
 ``platform.search``): a stale write is a success.
 """
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSEvent
 from pydantic import BaseModel, ConfigDict
 
-from shopfeed.platform import clients, dynamo, queues
+from shopfeed.platform import clients, queues
 from shopfeed.platform.config import SearchSyncSettings, settings
 from shopfeed.platform.observability import logger, metrics
 from shopfeed.platform.queues import Backoff, Redelivery, SqsTaskQueue, TaskQueue
@@ -31,6 +31,7 @@ from shopfeed.platform.search import (
     Upsert,
     Write,
 )
+from shopfeed.platform.search.projection import Projection
 from shopfeed.platform.streams import ChangeKind, Failures, ItemChange
 
 if TYPE_CHECKING:
@@ -41,29 +42,6 @@ if TYPE_CHECKING:
 # from its seventh failure: an engine back from an outage is caught up within 10 minutes. The queue's
 # maxReceiveCount (template.yaml) decides how long an outage a write outlives before its DLQ.
 BACKOFF: Final = Backoff(base=10, cap=600)
-
-
-@dataclass(frozen=True)
-class Projection:
-    """How the items of one record type are indexed.
-
-    ``document`` maps an item to the document's id and body (raising KeyError or ValueError for an item
-    that can never be indexed); ``id_of`` finds the id in any image, a REMOVE's old one included.
-    Only versioned changes reach the index: a MODIFY that leaves ``version`` as it was (a stock
-    decrement, a counter) changed nothing a document holds.
-    """
-
-    spec: SearchMapping
-    document: Callable[[dynamo.Item], tuple[str, Mapping[str, Any]]]
-    id_of: Callable[[dynamo.Item], str]
-    version_attribute: str = "version"
-    # How to read the version where the attribute alone will not do (items written before it existed).
-    version_of: Callable[[dynamo.Item], int] | None = None
-
-    def version(self, image: dynamo.Item) -> int:
-        if self.version_of is not None:
-            return self.version_of(image)
-        return int(image[self.version_attribute])
 
 
 def write_for(change: ItemChange, projection: Projection) -> Write | None:
