@@ -93,6 +93,9 @@ def placed_transactions(buyer: str, client: int) -> Iterator[list[Any]]:
         ) -> None:
             kept.append(transaction.ops)
 
+        def transact_once(self, transaction: dynamo.Transaction) -> None:
+            kept.append(transaction.ops)
+
     kept: list[list[Any]] = []
     table = bootstrap.api_table()
     repository = CommerceRepository(Kept(table.client, table.name), bootstrap.cursors())

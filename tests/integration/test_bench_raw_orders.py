@@ -12,16 +12,20 @@ from shopfeed.platform import clients
 from shopfeed.platform.dynamo import ENTITY_TYPE, PARTITION, SORT
 
 
+# Products and their stock (layout, buckets): both sides update, never create, them.
+STOCKED = frozenset({items.PRODUCT, items.STOCK_LAYOUT, items.STOCK_BUCKET})
+
+
 def _written(table: str) -> Counter[str]:
-    """Items of the table by entity type (products left out: both sides update, never create, them)."""
+    """Items of the table by entity type, products and their stock left out."""
     found = clients.dynamodb().scan(TableName=table)["Items"]
-    return Counter(item[ENTITY_TYPE]["S"] for item in found if item[ENTITY_TYPE]["S"] != items.PRODUCT)
+    return Counter(item[ENTITY_TYPE]["S"] for item in found if item[ENTITY_TYPE]["S"] not in STOCKED)
 
 
 def _empty_all_but_products(table: str) -> None:
     dynamodb = clients.dynamodb()
     for item in dynamodb.scan(TableName=table)["Items"]:
-        if item[ENTITY_TYPE]["S"] != items.PRODUCT:
+        if item[ENTITY_TYPE]["S"] not in STOCKED:
             dynamodb.delete_item(TableName=table, Key={PARTITION: item[PARTITION], SORT: item[SORT]})
 
 
@@ -64,8 +68,10 @@ def test_a_raw_transaction_places_an_order_the_api_reads_back_and_takes_its_stoc
     assert buyer.get(f"/products/{PRODUCTS[0]}").json["available"] == 9
 
 
-def test_each_client_starts_its_orders_on_another_product() -> None:
-    # given two clients' first transactions
+def test_each_client_starts_its_orders_on_another_product(admin: ApiClient) -> None:
+    # given the products two clients start on, and the clients' first transactions
+    for product_id in PRODUCTS[:2]:
+        create_product(admin, product_id, available=10)
     first, second = (next(placed_transactions(BUYER, client)) for client in (0, 1))
 
     # then they decrement different products' stock

@@ -39,7 +39,8 @@ class Group:
 GET_ITEM = ("dynamodb", "GetItem")
 QUERY = ("dynamodb", "Query")
 GROUPS = [
-    Group("products", "commerce_api", "/products/P-COLD", (GET_ITEM,)),
+    # The product with its stock layout, then every stock bucket (decision 157): two BatchGetItems.
+    Group("products", "commerce_api", "/products/P-COLD", (("dynamodb", "BatchGetItem"),) * 2),
     Group("orders", "commerce_api", "/users/me/orders", (QUERY,)),
     # One Query per write shard of the pending-payments index.
     Group("payments", "commerce_api", "/payments", (QUERY,) * 4, (("status", "Pending"),)),
