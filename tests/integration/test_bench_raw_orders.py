@@ -11,7 +11,6 @@ from shopfeed.commerce import items
 from shopfeed.platform import clients
 from shopfeed.platform.dynamo import ENTITY_TYPE, PARTITION, SORT
 
-
 # Products and their stock (layout, buckets): both sides update, never create, them.
 STOCKED = frozenset({items.PRODUCT, items.STOCK_LAYOUT, items.STOCK_BUCKET})
 
