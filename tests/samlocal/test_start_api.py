@@ -12,6 +12,7 @@ import requests
 from local.harness.client import ApiClient
 from local.harness.factories import create_product, line, money, order_body
 from shopfeed.commerce import keys
+from shopfeed.commerce.models import DEFAULT_WAREHOUSE
 from tests.samlocal.helpers import LocalApi, bearer
 
 pytestmark = [pytest.mark.samlocal, pytest.mark.xdist_group("samlocal")]
@@ -52,7 +53,8 @@ def test_start_api_post_order_writes_the_order_and_decrements_stock(
     order = answer.json()
     assert (order["user_id"], order["status"], order["total"]) == ("U100", "Placed", money(2500))
     assert local_api.tables.item(keys.order(order["order_id"])) is not None
-    stock = local_api.tables.item(keys.product("P-BLK-CAP"))
+    # a product created with its stock holds it in one bucket of the default warehouse (decision 162)
+    stock = local_api.tables.item(keys.stock_bucket("P-BLK-CAP", DEFAULT_WAREHOUSE, 0))
     assert stock is not None
     assert stock["available"] == 3
 
