@@ -7,7 +7,7 @@ from typing import Any
 
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.inventory.stock import RESTOCK_SNAPSHOT, StockRepository, new_layout
-from shopfeed.commerce.models import Product, ProductSummary, Restocked
+from shopfeed.commerce.models import Product, ProductSummary, Restocked, StockLayout
 from shopfeed.platform import dynamo
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.dynamo import Transaction, Update
@@ -60,10 +60,14 @@ class CatalogRepository:
         if product is None:
             return None
         layout = next((i for i in found if i["SK"] == keys.STOCK_ITEM), None)
+        return self._with_total(product, items.stock_layout_from(layout) if layout else None)
+
+    def _with_total(self, product: dynamo.Item, layout: StockLayout | None) -> Product:
+        """The product with its buckets' total (one BatchGetItem); a product not backfilled yet answers
+        the number on its item."""
         if layout is None:
             return items.product_from(product)
-        levels = self.stock.levels_of(items.stock_layout_from(layout))
-        return items.product_from(product, available=sum(level.available for level in levels))
+        return items.product_from(product, available=sum(level.available for level in self.stock.levels_of(layout)))
 
     def update_product(self, product_id: str, expected_version: int, changes: Mapping[str, Any], now: str) -> Product:
         # Every index reading a changed attribute takes its new keys (a moved category moves the product
@@ -78,7 +82,8 @@ class CatalogRepository:
             if failed.current is None:
                 raise NotFound("product", product_id) from failed
             raise StaleVersion("product", product_id, int(failed.current["version"])) from failed
-        return self.get_product(product_id) or items.product_from(item)
+        # The product as this update left it (its version is the ETag answered), not as read again after.
+        return self._with_total(item, self.stock.find_layout(product_id))
 
     def _reprice(self, product_id: str, expected_version: int, change: Update, price: Money) -> Product:
         """A price change writes the product, its layout and every bucket in one transaction: orders
