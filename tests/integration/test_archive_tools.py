@@ -10,6 +10,7 @@ import pytest
 from functions.order_archiver.app import lambda_handler as order_archiver
 from local.harness.apigw import sample
 from local.harness.client import ApiClient
+from local.harness.factories import line, order_body
 from local.harness.tables import table_items
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.archive import backfill
@@ -134,6 +135,32 @@ def test_the_backfill_moves_each_products_stock_number_into_a_bucket_once(aws: N
         ]
         assert (bucket["warehouse"], bucket["bucket"], bucket["available"]) == ("MAIN", 0, p["available"])
         assert commerce_api.get(f"/products/{p['product_id']}").json == before[p["product_id"]]
+
+
+def test_an_order_of_a_product_not_yet_backfilled_is_a_409_to_retry_and_takes_nothing_until_the_backfill(
+    aws: None, commerce_api: ApiClient
+) -> None:
+    # given a product stored with its stock on its item, as before buckets
+    [stored] = catalog(1)
+    put_items(TABLE, [stored])
+    product_id, units = stored["product_id"], stored[items.LEGACY_AVAILABLE]
+    buyer = commerce_api.as_user("U-EARLY")
+    price = stored["price"]
+    order = order_body(line(product_id, 1, int(price["amount"]), price["currency"]))
+
+    # when it is ordered before the backfill ran
+    refused = buyer.post("/orders", order, headers={"Idempotency-Key": "before-backfill"})
+
+    # then the order is refused as contention (retry), and its number is left as it was
+    assert refused.status == 409, refused.text
+    assert refused.json["type"].endswith("/contention")
+    assert commerce_api.get(f"/products/{product_id}").json["available"] == units
+
+    # and once the backfill moved it, the same order (same key) is placed and takes one unit
+    backfill.backfill(table(), UNPACED)
+    placed = buyer.post("/orders", order, headers={"Idempotency-Key": "before-backfill"})
+    assert placed.status == 201, placed.text
+    assert commerce_api.get(f"/products/{product_id}").json["available"] == units - 1
 
 
 def test_the_stock_move_of_a_product_whose_number_changed_since_it_was_read_writes_nothing(aws: None) -> None:
