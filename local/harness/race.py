@@ -15,6 +15,7 @@ import importlib
 import json
 import multiprocessing
 import os
+import queue
 import time
 import traceback
 from collections.abc import Mapping, Sequence
@@ -24,9 +25,12 @@ from typing import Any
 from local import cfn
 from local.harness.client import Answer, ApiClient, LambdaContext
 
-# Long enough for a slow CI machine to start every container; a broken one fails the test instead
-# of hanging it.
-_TIMEOUT_SECONDS = 120
+# The containers' calls are waited for as long as every unanswered container is still alive: on a
+# loaded machine 500 orders on DynamoDB Local have taken 5 minutes (a fixed 120 s wait failed such a
+# run that was still making progress). A container that died without answering fails the test at the
+# next poll; one that hangs fails it at the deadline, long enough for any machine that still works.
+_POLL_SECONDS = 5
+_DEADLINE_SECONDS = 1200
 _CONTEXT = multiprocessing.get_context("forkserver")
 _PRELOADED = ["local.harness.container_init", "local.harness.race"]
 
@@ -83,9 +87,15 @@ def in_containers(shares: Sequence[Sequence[Call | Invoke]], warm_up: Call | Non
     for container in containers:
         container.start()
     served: dict[int, list[Served]] = {}
+    deadline = time.monotonic() + _DEADLINE_SECONDS
+    gone: set[int] = set()
     try:
-        for _ in containers:
-            index, answers, failure = results.get(timeout=_TIMEOUT_SECONDS)
+        while len(served) < len(containers):
+            try:
+                index, answers, failure = results.get(timeout=_POLL_SECONDS)
+            except queue.Empty:
+                gone = _fail_if_gone(containers, served, gone, deadline)
+                continue
             if failure:
                 raise AssertionError(f"container {index} failed:\n{failure}")
             served[index] = answers
@@ -95,6 +105,18 @@ def in_containers(shares: Sequence[Sequence[Call | Invoke]], warm_up: Call | Non
             if container.is_alive():
                 container.kill()
     return [served[index] for index in range(len(shares))]
+
+
+def _fail_if_gone(containers: Sequence[Any], served: Mapping[int, object], gone: set[int], deadline: float) -> set[int]:
+    """No answer came for a poll: fail if a container that had already exited at the previous poll has
+    still not answered (an answer put just before exiting gets one more poll to arrive), or the
+    deadline passed. Returns the containers gone now."""
+    now_gone = {i for i, c in enumerate(containers) if i not in served and c.exitcode is not None}
+    if now_gone & gone:
+        raise AssertionError(f"containers {sorted(now_gone & gone)} exited without answering")
+    if time.monotonic() > deadline:
+        raise AssertionError(f"{len(containers) - len(served)} containers still running after {_DEADLINE_SECONDS} s")
+    return now_gone
 
 
 def enter_container(environment: Mapping[str, str]) -> None:
@@ -117,7 +139,7 @@ def _container(
         enter_container(environment)
         if warm_up is not None:
             _serve(warm_up)
-        barrier.wait(timeout=_TIMEOUT_SECONDS)
+        barrier.wait(timeout=_DEADLINE_SECONDS)
         results.put((index, [_serve(call) for call in calls], None))
     except BaseException:
         results.put((index, [], traceback.format_exc()))
