@@ -1,13 +1,15 @@
 """The accounts' composition root: both tables, wired once per container."""
 
 from functools import cache
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
-from shopfeed.accounts.repository import Accounts
-from shopfeed.platform import clients, dynamo
+from shopfeed.platform import clients
 from shopfeed.platform.config import Settings, settings
+
+if TYPE_CHECKING:
+    from shopfeed.accounts.repository import Accounts
 
 
 class AccountsSettings(Settings):
@@ -16,7 +18,12 @@ class AccountsSettings(Settings):
 
 
 @cache
-def accounts() -> Accounts:
+def accounts() -> "Accounts":
+    # Imported here, as the commerce repositories (decision 214): the repository brings both
+    # contexts' items and keys, which priming (or the first users request) loads, not the import.
+    from shopfeed.accounts.repository import Accounts
+    from shopfeed.platform import dynamo
+
     config = settings(AccountsSettings)
     client = clients.dynamodb()
     return Accounts(dynamo.Table(client, config.commerce_table_name), dynamo.Table(client, config.feed_table_name))

@@ -28,11 +28,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-import ulid
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 from snapshot_restore_py import register_after_restore  # type: ignore[import-untyped]
 
+from shopfeed.platform.clock import new_id
 from shopfeed.platform.observability import logger
 
 if TYPE_CHECKING:
@@ -48,17 +48,21 @@ def in_lambda() -> bool:
 
 
 def prime(*steps: Callable[[], object], resolver: "APIGatewayHttpResolver | None" = None) -> None:
-    """At init in Lambda: build every shopfeed model, run ``steps`` (composition roots: settings,
-    clients, secrets), and send each route of ``resolver`` one anonymous request. Elsewhere: nothing."""
+    """At init in Lambda: run ``steps`` (composition roots: settings, clients, secrets), build every
+    shopfeed model then loaded, and send each route of ``resolver`` one anonymous request. Elsewhere:
+    nothing."""
     if in_lambda():
         prime_now(*steps, resolver=resolver)
 
 
 def prime_now(*steps: Callable[[], object], resolver: "APIGatewayHttpResolver | None" = None) -> None:
     """``prime`` without the Lambda check (tests call it)."""
-    build_models("shopfeed")
+    # Steps first: the composition roots import the repositories (and their items' models) as they build
+    # them (decision 214), and the models those bring must be built here too.
     for step in steps:
         step()
+    new_id()  # python-ulid is imported on the first id (platform.clock): the first create's, unprimed
+    build_models("shopfeed")
     if resolver is not None:
         resolve_every_route(resolver)
 
@@ -134,6 +138,8 @@ def refresh_after_restore() -> None:
     random.seed()
     # python-ulid draws fresh bytes per millisecond, but keeps the last timestamp and randomness to
     # stay monotonic within one: a new generator shares nothing with the other restored environments.
+    import ulid  # as platform.clock does, on first use
+
     ulid.default_generator = ulid.ULIDGenerator()
 
 
