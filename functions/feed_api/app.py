@@ -25,14 +25,7 @@ app = build_resolver(
     search.router,
     media.router,
 )
-
-
-def dry_runs() -> None:
-    """The DynamoDB operations of the routes, once each on FeedTable, answered in process (decision 216)."""
-    warmup.dry_run_dynamodb(bootstrap.table())
-
-
-warmup.prime(*bootstrap.API_PORTS, *bootstrap.API_READS, dry_runs, resolver=app)
+warmup.prime(*bootstrap.API_PORTS, *bootstrap.API_READS, bootstrap.dry_runs, resolver=app)
 warmup.after_restore(*bootstrap.API_READS)
 
 

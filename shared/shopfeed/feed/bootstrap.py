@@ -112,6 +112,14 @@ def pull_author_registry() -> None:
         logger.warning("pull-author registry not primed", error=str(error))
 
 
+def dry_runs() -> None:
+    """The DynamoDB operations of the API's routes, once each on FeedTable, answered in process: priming
+    botocore without a call (decision 216)."""
+    from shopfeed.platform import warmup
+
+    warmup.dry_run_dynamodb(table())
+
+
 def celebrity_threshold() -> int:
     threshold: int = settings(FeedApiSettings).celebrity_follower_threshold
     return threshold
