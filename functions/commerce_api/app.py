@@ -16,7 +16,14 @@ from shopfeed.platform.observability import logger, metrics
 
 ROUTERS = (products, search, reviews, orders, cart, payments, shipments, inventory)
 app = build_resolver(users.router, *(module.router for module in ROUTERS))
-warmup.prime(*bootstrap.API_PORTS, accounts.accounts, resolver=app)
+
+
+def dry_runs() -> None:
+    """The DynamoDB operations of the routes, once each on both tables, answered in process (decision 216)."""
+    warmup.dry_run_dynamodb(bootstrap.api_table(), *accounts.tables())
+
+
+warmup.prime(*bootstrap.API_PORTS, accounts.accounts, dry_runs, resolver=app)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)

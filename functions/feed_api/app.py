@@ -25,7 +25,7 @@ app = build_resolver(
     search.router,
     media.router,
 )
-warmup.prime(*bootstrap.API_PORTS, *bootstrap.API_READS, resolver=app)
+warmup.prime(*bootstrap.API_PORTS, *bootstrap.API_READS, bootstrap.dry_runs, resolver=app)
 warmup.after_restore(*bootstrap.API_READS)
 
 

@@ -1,7 +1,11 @@
 """Priming at init (shopfeed.platform.warmup): a container's first request makes no call a warm one
 would not, and environments restored from one SnapStart snapshot share no randomness."""
 
+import json
+import os
 import random
+import subprocess
+import sys
 
 import boto3
 import pytest
@@ -140,3 +144,72 @@ def test_each_environment_restored_from_a_snapshot_draws_its_own_randomness() ->
     # then retry jitter and id randomness no longer follow the snapshot's sequence
     assert random.getstate() != frozen_random
     assert ulid.default_generator is not frozen_ulids
+
+
+# -- what the import defers, priming loads (decision 214) ------------------------------------------
+
+# One request per route group of each API, from the sample events sam local invoke sends.
+_GROUP_EVENTS = {
+    "commerce_api": [
+        "get_product",
+        "list_product_reviews",
+        "get_user",
+        "list_my_orders",
+        "place_order",
+        "pay_order",
+        "list_pending_payments",
+    ],
+    "feed_api": ["get_feed", "create_post", "list_user_posts", "like_post", "list_post_likes", "unread_notifications"],
+}
+
+_PRIMED_THEN_SERVED = """
+import json, os, sys
+sys.path[:0] = {paths!r}
+from moto import mock_aws
+with mock_aws():
+    import boto3
+    from local.harness.tables import create_tables
+    create_tables(boto3.client("dynamodb"))
+    import app  # AWS_LAMBDA_FUNCTION_NAME is set: init primes, as in Lambda
+    def ours():
+        return {{m for m in sys.modules if m.startswith("shopfeed.") or m == "ulid"}}
+    imported, primed = set({unprimed!r}), ours()
+    from pydantic._internal._mock_val_ser import MockValSer
+    routes = [*app.app._static_routes, *app.app._dynamic_routes]
+    answers = [r.dependant.return_param for r in routes if r.dependant.return_param is not None]
+    unbuilt = [f for f in answers if isinstance(f._type_adapter.validator, MockValSer)]
+    from local.harness.client import LambdaContext
+    statuses = []
+    for name in {events!r}:
+        with open(f"events/api/{{name}}.json") as sample:
+            statuses.append(app.lambda_handler(json.load(sample), LambdaContext())["statusCode"])
+    print(json.dumps(dict(deferred=sorted(primed - imported), after=sorted(ours() - primed), statuses=statuses,
+                          answers=len(answers), unbuilt=len(unbuilt))))
+"""
+
+
+@pytest.mark.parametrize("function", sorted(_GROUP_EVENTS))
+def test_what_the_import_leaves_out_init_loads_so_no_request_imports_anything(function: str) -> None:
+    # given the modules the API's import loads (unprimed, as the import-graph test and the bench see it)
+    from local.cfn import ROOT
+    from tests.conftest import TEST_ENVIRONMENT
+    from tests.unit.test_import_graph import loaded_modules
+
+    paths = [ROOT / "functions" / function, ROOT / "shared", ROOT]
+    imported = sorted(m for m in loaded_modules("import app", *paths[:2]) if m.startswith("shopfeed.") or m == "ulid")
+    # when a fresh container initialises as in Lambda (primed), then serves one request per route group
+    code = _PRIMED_THEN_SERVED.format(paths=[str(p) for p in paths], unprimed=imported, events=_GROUP_EVENTS[function])
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AWS_ENDPOINT_URL")}
+    environment |= TEST_ENVIRONMENT | {"AWS_LAMBDA_FUNCTION_NAME": function}
+    done = subprocess.run([sys.executable, "-c", code], env=environment, cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    # then init loaded what the import left out (the repositories, python-ulid) ...
+    assert any(m.endswith(".repository") for m in result["deferred"]), result["deferred"]
+    assert "ulid" in result["deferred"]
+    # ... and the validator of every route's answer, which no refused priming request reaches (decision 216)
+    assert result["answers"] > 10
+    assert result["unbuilt"] == 0
+    # ... and the requests (each answered, none a server error) loaded nothing more of ours
+    assert all(status < 500 for status in result["statuses"]), result["statuses"]
+    assert result["after"] == []

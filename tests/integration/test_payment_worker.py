@@ -18,7 +18,8 @@ from local.harness.factories import create_product, line, placed_order
 from local.harness.tables import table_items
 from shopfeed.commerce import events, items, keys
 from shopfeed.commerce.models import OrderStatus
-from shopfeed.commerce.payments.provider import Approved, Declined, ProviderUnavailable, SandboxProvider
+from shopfeed.commerce.payments.provider import Approved, Declined, ProviderUnavailable
+from shopfeed.commerce.payments.sandbox import SandboxProvider
 from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import derived_id
 from tests.integration.outbox_support import STREAM_FUNCTION, Subscriber, batch

@@ -1,4 +1,4 @@
-"""What each function's entry point imports: nothing its first request does not run (decisions 176–178).
+"""What each function's entry point imports: nothing its first request does not run (decisions 176–178, 214).
 
 Every function of template.yaml is imported as Lambda imports it (its CodeUri directory and the layer
 first on sys.path, no AWS_LAMBDA_FUNCTION_NAME so nothing is primed) in a fresh interpreter, and the
@@ -37,6 +37,14 @@ NOT_IN_HTTP = {
     "shopfeed.platform.outbox_relay": "the outbox relay and sweeper (an API only writes outbox items)",
     "shopfeed.platform.queues": "task queues (consumers fill them, workers take from them)",
     "shopfeed.platform.search.sync": "the search sync (the stream consumer and its worker)",
+    # The storage side (decision 214): the composition roots import it as they build the ports, which
+    # priming does at init in Lambda (tests/integration/test_cold_start.py shows no request imports more).
+    "shopfeed.commerce.settings": "the commerce functions' settings (read by the composition root)",
+    "shopfeed.commerce.payments.sandbox": "the sandbox payment provider (the payment worker's)",
+}
+# Module names ending so, which no HTTP entry point loads at import (decision 214).
+NOT_IN_HTTP_BY_NAME = {
+    ".repository": "a repository (the composition root builds it: priming at init, or the first request)",
 }
 # What no other function may load: the HTTP resolver is an API's alone.
 NOT_OUTSIDE_HTTP = {
@@ -47,6 +55,8 @@ NOT_OUTSIDE_HTTP = {
 NOT_AT_IMPORT = {
     "opensearchpy": "the OpenSearch client",
     "shopfeed.platform.search.opensearch": "the search engine adapter",
+    # python-ulid reads its package metadata at import: loaded on the first id (decision 215).
+    "ulid": "python-ulid (platform.clock imports it on the first id; priming makes one)",
 }
 
 _LOADED = """
@@ -141,10 +151,14 @@ def refused(
     rules |= NOT_IN_HTTP if http else NOT_OUTSIDE_HTTP
     others = [c for c in CONTEXTS if c not in served and c not in COMPOSERS]
     rules |= {f"shopfeed.{context}": f"the {context} context, which this function does not serve" for context in others}
+    endings = NOT_IN_HTTP_BY_NAME if http else {}
     found = {}
     for module in modules:
         for prefix, why in rules.items():
             if (module == prefix or module.startswith(prefix + ".")) and module not in allowed:
+                found[module] = why
+        for ending, why in endings.items():
+            if module.startswith("shopfeed.") and module.endswith(ending):
                 found[module] = why
     return found
 
@@ -206,6 +220,14 @@ STREAM = Kind(http=False, served=frozenset({"commerce"}))
         (COMMERCE_API, "shopfeed.platform.search.sync", True),
         (COMMERCE_API, "shopfeed.platform.outbox", False),
         (COMMERCE_API, "shopfeed.platform.search.projection", False),
+        (COMMERCE_API, "shopfeed.commerce.orders.repository", True),
+        (COMMERCE_API, "shopfeed.accounts.repository", True),
+        (COMMERCE_API, "shopfeed.commerce.settings", True),
+        (COMMERCE_API, "shopfeed.commerce.payments.sandbox", True),
+        (COMMERCE_API, "shopfeed.commerce.orders.services", False),
+        (COMMERCE_API, "ulid", True),
+        (STREAM, "shopfeed.commerce.orders.repository", False),
+        (STREAM, "ulid", True),
         (STREAM, "aws_lambda_powertools.event_handler.api_gateway", True),
         (STREAM, "aws_lambda_powertools.utilities.batch.types", False),
         (STREAM, "shopfeed.accounts.bootstrap", False),

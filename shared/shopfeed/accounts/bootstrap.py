@@ -1,13 +1,16 @@
 """The accounts' composition root: both tables, wired once per container."""
 
 from functools import cache
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
-from shopfeed.accounts.repository import Accounts
-from shopfeed.platform import clients, dynamo
+from shopfeed.platform import clients
 from shopfeed.platform.config import Settings, settings
+
+if TYPE_CHECKING:
+    from shopfeed.accounts.repository import Accounts
+    from shopfeed.platform import dynamo
 
 
 class AccountsSettings(Settings):
@@ -16,12 +19,25 @@ class AccountsSettings(Settings):
 
 
 @cache
-def accounts() -> Accounts:
+def tables() -> "tuple[dynamo.Table, dynamo.Table]":
+    """CommerceTable and FeedTable, as the user routes read and write them together."""
+    from shopfeed.platform import dynamo
+
     config = settings(AccountsSettings)
     client = clients.dynamodb()
-    return Accounts(dynamo.Table(client, config.commerce_table_name), dynamo.Table(client, config.feed_table_name))
+    return dynamo.Table(client, config.commerce_table_name), dynamo.Table(client, config.feed_table_name)
+
+
+@cache
+def accounts() -> "Accounts":
+    # Imported here, as the commerce repositories (decision 214): the repository brings both
+    # contexts' items and keys, which priming (or the first users request) loads, not the import.
+    from shopfeed.accounts.repository import Accounts
+
+    return Accounts(*tables())
 
 
 def reset() -> None:
     """Forget every port built (tests change the environment between tests)."""
     accounts.cache_clear()
+    tables.cache_clear()

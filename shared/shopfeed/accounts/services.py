@@ -3,7 +3,6 @@
 import hashlib
 from typing import Any, Protocol
 
-from shopfeed.commerce.customers import new_customer
 from shopfeed.commerce.models import Customer
 from shopfeed.feed.models import MAX_DISPLAY_NAME_LENGTH, Profile
 from shopfeed.platform.clock import iso, utc_now
@@ -40,6 +39,10 @@ def register_user(
     display_name: str | None = None,
     bio: str = "",
 ) -> tuple[Customer, Profile]:
+    # Imported here: commerce.customers brings commerce's items and keys (the storage side), which the
+    # composition root loads when it builds the repository (priming, decision 214), not the routes' import.
+    from shopfeed.commerce.customers import new_customer
+
     now = iso(utc_now())
     customer = new_customer(caller, email, name, now)
     profile = Profile(

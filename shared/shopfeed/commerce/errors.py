@@ -212,3 +212,13 @@ class CartFull(DomainError):
 problems.register(EmptyCart, HTTPStatus.CONFLICT, "cart-empty", "Cart empty")
 problems.register(CartFull, HTTPStatus.CONFLICT, "cart-full", "Cart full")
 problems.register(RefundExceedsCapture, HTTPStatus.CONFLICT, "refund-exceeds-capture", "Refund exceeds capture")
+
+
+class OrderChanged(Exception):
+    """The order moved between the read and the transaction (another shipment's update): read again.
+    Not a DomainError (the shipment service retries it); here so that the service need not import the
+    repository (decision 214)."""
+
+    def __init__(self, order_id: str) -> None:
+        super().__init__(f"order {order_id} changed while one of its shipments was updated")
+        self.order_id = order_id

@@ -11,33 +11,43 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from shopfeed.feed.engagement.repository import EngagementRepository
-from shopfeed.feed.media.storage import S3Media
-from shopfeed.feed.repository import FeedRepository
 from shopfeed.feed.settings import FanoutSettings, FeedApiSettings, FeedSettings, MediaSettings
-from shopfeed.platform import clients, dynamo
+from shopfeed.platform import clients
 from shopfeed.platform.config import settings
-from shopfeed.platform.cursors import CursorCodec, signing_keys
 from shopfeed.platform.observability import logger
-from shopfeed.platform.pagination import Reader
-from shopfeed.platform.search import engine as search_engine
 
+# The repositories and the other ports are imported inside the factories that build them, as in
+# commerce.bootstrap (decision 214): priming builds them at init in Lambda, the import does not.
 if TYPE_CHECKING:
+    from shopfeed.feed.engagement.repository import EngagementRepository
     from shopfeed.feed.home.backfill import FollowTask
     from shopfeed.feed.home.fanout import FanoutRepository, FanoutTask
+    from shopfeed.feed.media.storage import S3Media
+    from shopfeed.feed.repository import FeedRepository
+    from shopfeed.platform import dynamo
+    from shopfeed.platform.cursors import CursorCodec
+    from shopfeed.platform.pagination import Reader
     from shopfeed.platform.queues import SqsTaskQueue
+    from shopfeed.platform.search import SearchIndex
     from shopfeed.platform.search.sync import IndexWrite
 
 
 @cache
-def table() -> dynamo.Table:
+def table() -> "dynamo.Table":
     """FeedTable, as every feed function reads and writes it."""
+    from shopfeed.platform import dynamo
+
     return dynamo.Table(clients.dynamodb(), settings(FeedSettings).feed_table_name)
 
 
 # Search, once per container (None when the stack has none: search is off): the engine as the API's
 # routes ask it (its budget, behind a breaker), and the queue the stream consumer puts index writes on.
-api_search_index = cache(search_engine.for_api)
+@cache
+def api_search_index() -> "SearchIndex | None":
+    """The engine as the API's search routes ask it (None when search is off)."""
+    from shopfeed.platform.search import engine
+
+    return engine.for_api()
 
 
 @cache
@@ -54,32 +64,42 @@ def search_sync_queue() -> "SqsTaskQueue[IndexWrite] | None":
 
 
 @cache
-def cursors() -> CursorCodec:
+def cursors() -> "CursorCodec":
     """The API's cursor signer (its key is read once per container)."""
+    from shopfeed.platform.cursors import CursorCodec, signing_keys
+
     return CursorCodec(signing_keys(settings(FeedApiSettings)))
 
 
 @cache
-def feed_store() -> FeedRepository:
+def feed_store() -> "FeedRepository":
     """Profiles, posts, follows and the home feed, for the API."""
+    from shopfeed.feed.repository import FeedRepository
+
     return FeedRepository(table(), cursors(), settings(FeedApiSettings).pull_authors_cache_seconds)
 
 
 @cache
-def reader() -> Reader:
+def reader() -> "Reader":
     """FeedTable and the cursor signer, for the GET routes that call ``feed.queries`` directly."""
+    from shopfeed.platform.pagination import Reader
+
     return Reader(table(), cursors())
 
 
 @cache
-def engagement_store() -> EngagementRepository:
+def engagement_store() -> "EngagementRepository":
     """Likes, comments, notifications and the leaderboard, for the API."""
+    from shopfeed.feed.engagement.repository import EngagementRepository
+
     return EngagementRepository(table(), cursors())
 
 
 @cache
-def media_storage() -> S3Media:
+def media_storage() -> "S3Media":
     """The media bucket: upload forms, the post-time checks and copies, download links."""
+    from shopfeed.feed.media.storage import S3Media
+
     return S3Media(clients.s3(), settings(MediaSettings).media_bucket_name)
 
 
@@ -90,6 +110,14 @@ def pull_author_registry() -> None:
         feed_store().refresh_pull_authors()
     except (BotoCoreError, ClientError) as error:
         logger.warning("pull-author registry not primed", error=str(error))
+
+
+def dry_runs() -> None:
+    """The DynamoDB operations of the API's routes, once each on FeedTable, answered in process: priming
+    botocore without a call (decision 216)."""
+    from shopfeed.platform import warmup
+
+    warmup.dry_run_dynamodb(table())
 
 
 def celebrity_threshold() -> int:

@@ -19,12 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from shopfeed.platform import dynamo, key_parts
+from shopfeed.platform import key_parts
 from shopfeed.platform.clock import epoch_seconds, iso
 from shopfeed.platform.errors import IdempotencyKeyReused, MissingIdempotencyKey
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
+
+    from shopfeed.platform import dynamo
 
 REPLAYED_HEADER = "Idempotent-Replayed"
 RETENTION = timedelta(hours=24)
@@ -78,7 +80,7 @@ class Snapshot[M: BaseModel]:
     version: int = 1
     upgrades: Mapping[int, Callable[[dict[str, Any]], dict[str, Any]]] = field(default_factory=dict)
 
-    def attributes(self, value: M) -> dynamo.Item:
+    def attributes(self, value: M) -> "dynamo.Item":
         # Compressed: an order's JSON crosses 1 KB from about six lines, and every started KB costs
         # 2 WCU per order and per replay; compressed it stays under 800 B up to 48 lines (figures in
         # docs/data-model.md, bench/idempotency_cost.py).
@@ -101,6 +103,11 @@ def record_put[M: BaseModel](
     table: str, request: IdempotentRequest, snapshot: Snapshot[M], value: M, now: datetime
 ) -> "TransactWriteItemTypeDef":
     """The Put that records the key, with the created value, inside the business transaction."""
+    # The DynamoDB gateway is imported where a record is written or read, not with this module: routes
+    # and services import it for IdempotentRequest and Created, and an API's import leaves the gateway
+    # to the repositories, which priming builds (decision 214).
+    from shopfeed.platform import dynamo
+
     item = {
         **_record_key(request),
         "entity_type": ENTITY_TYPE,
@@ -126,11 +133,15 @@ def _record_key(request: IdempotentRequest) -> dict[str, str]:
     return {"PK": f"{_PREFIX}{key_parts.escape(request.user_id)}#{request.key}", "SK": _SORT}
 
 
-def recorded[M: BaseModel](table: dynamo.Table, request: IdempotentRequest, snapshot: Snapshot[M]) -> Created[M] | None:
+def recorded[M: BaseModel](
+    table: "dynamo.Table", request: IdempotentRequest, snapshot: Snapshot[M]
+) -> Created[M] | None:
     """The first request's value if the key was used, read (one GetItem); None if the key is new.
 
     For a create that can be refused before its transaction runs (a checkout finds the cart it
     emptied empty): a retry must still answer what the key made, not the refusal."""
+    from shopfeed.platform import dynamo
+
     item = table.get(_record_key(request))
     # A record past its retention that TTL has not deleted yet is no record, as for record_put's condition.
     if item is None or int(item[dynamo.TTL_ATTRIBUTE]) <= dynamo.now_epoch():
@@ -138,7 +149,9 @@ def recorded[M: BaseModel](table: dynamo.Table, request: IdempotentRequest, snap
     return replay(request, dynamo.Reason("ConditionalCheckFailed", item), snapshot)
 
 
-def replay[M: BaseModel](request: IdempotentRequest, reason: dynamo.Reason, snapshot: Snapshot[M]) -> Created[M] | None:
+def replay[M: BaseModel](
+    request: IdempotentRequest, reason: "dynamo.Reason", snapshot: Snapshot[M]
+) -> Created[M] | None:
     """The first request's value if ``reason`` says the key was already used; None if the key is new.
 
     Same key with another body → IdempotencyKeyReused (422).

@@ -9,8 +9,12 @@ key. Text without either character is unchanged, so keys of plain ids read as be
 """
 
 import hashlib
+from typing import TYPE_CHECKING
 
-from shopfeed.platform.dynamo import IndexSpec
+if TYPE_CHECKING:
+    # For a type only: the idempotency record's key escapes a subject here, and routes import that
+    # module without the DynamoDB gateway (decision 214).
+    from shopfeed.platform.dynamo import IndexSpec
 
 Key = dict[str, str]
 
@@ -24,7 +28,7 @@ def shard(ident: str, shards: int) -> int:
     return int.from_bytes(hashlib.sha256(ident.encode()).digest()[:4], "big") % shards
 
 
-def index_key(index: IndexSpec, partition: str, sort: str) -> Key:
+def index_key(index: "IndexSpec", partition: str, sort: str) -> Key:
     """The two attributes an item carries to appear in ``index``."""
     return {index.partition_key: partition, index.sort_key: sort}
 

@@ -28,16 +28,20 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-import ulid
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from botocore.awsrequest import AWSPreparedRequest, AWSResponse
+from botocore.compat import HTTPHeaders
 from pydantic import BaseModel
 from snapshot_restore_py import register_after_restore  # type: ignore[import-untyped]
 
+from shopfeed.platform.clock import new_id
 from shopfeed.platform.observability import logger
 
 if TYPE_CHECKING:
     # Only the API function has a resolver: the consumers must not pay for importing one.
     from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
+
+    from shopfeed.platform import dynamo
 
 _PATH_PARAMETER = re.compile(r"<(\w+)>")
 _WITH_BODY = {"POST", "PUT", "PATCH"}
@@ -48,17 +52,21 @@ def in_lambda() -> bool:
 
 
 def prime(*steps: Callable[[], object], resolver: "APIGatewayHttpResolver | None" = None) -> None:
-    """At init in Lambda: build every shopfeed model, run ``steps`` (composition roots: settings,
-    clients, secrets), and send each route of ``resolver`` one anonymous request. Elsewhere: nothing."""
+    """At init in Lambda: run ``steps`` (composition roots: settings, clients, secrets), build every
+    shopfeed model then loaded, and send each route of ``resolver`` one anonymous request. Elsewhere:
+    nothing."""
     if in_lambda():
         prime_now(*steps, resolver=resolver)
 
 
 def prime_now(*steps: Callable[[], object], resolver: "APIGatewayHttpResolver | None" = None) -> None:
     """``prime`` without the Lambda check (tests call it)."""
-    build_models("shopfeed")
+    # Steps first: the composition roots import the repositories (and their items' models) as they build
+    # them (decision 214), and the models those bring must be built here too.
     for step in steps:
         step()
+    new_id()  # python-ulid is imported on the first id (platform.clock): the first create's, unprimed
+    build_models("shopfeed")
     if resolver is not None:
         resolve_every_route(resolver)
 
@@ -77,15 +85,90 @@ def build_models(package: str) -> int:
     return built
 
 
+# What the dry runs write, were one ever sent: nothing (the condition cannot hold).
+_NEVER = {"ConditionExpression": "attribute_exists(#w) AND attribute_not_exists(#w)"} | {
+    "ExpressionAttributeNames": {"#w": "PK"}
+}
+_KEY = {"PK": {"S": "warmup"}, "SK": {"S": "warmup"}}
+# The request id of the dry runs' answers: what tells them from real calls in an ``after-call`` hook.
+DRY_RUN_REQUEST_ID = "shopfeed-warmup-dry-run"
+
+
+def _dry_runs(table: str) -> dict[str, dict[str, Any]]:
+    """The DynamoDB operations the routes call on ``table``, each with the fewest parameters it takes."""
+    return {
+        "get_item": {"TableName": table, "Key": _KEY},
+        "query": {
+            "TableName": table,
+            "KeyConditionExpression": "PK = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": "warmup"}},
+        },
+        "put_item": {"TableName": table, "Item": _KEY, **_NEVER},
+        "update_item": {"TableName": table, "Key": _KEY, **_NEVER},
+        "delete_item": {"TableName": table, "Key": _KEY, **_NEVER},
+        "transact_write_items": {"TransactItems": [{"ConditionCheck": {"TableName": table, "Key": _KEY, **_NEVER}}]},
+    }
+
+
+class _EmptyBody:
+    """The raw body of the dry runs' answer, as botocore reads one (``stream``)."""
+
+    def stream(self, **_: Any) -> Iterator[bytes]:
+        yield b"{}"
+
+
+def _answer_here(request: AWSPreparedRequest, **_: Any) -> AWSResponse:
+    return AWSResponse(request.url, 200, HTTPHeaders.from_dict({"x-amzn-requestid": DRY_RUN_REQUEST_ID}), _EmptyBody())
+
+
+def dry_run_dynamodb(*tables: "dynamo.Table") -> int:
+    """Call each DynamoDB operation the routes use on ``tables`` once, answered here instead of sent.
+
+    A client's first call of an operation builds what its later calls reuse: the operation model and
+    its shapes, the serializer's and the parser's walks, the user agent, the event aliases, and the
+    endpoint, which botocore resolves per operation and table (the table names are endpoint
+    parameters). Measured, that was most of what a primed first request paid over a warm one
+    (decision 216). No call reaches AWS: botocore's ``before-send`` event lets a handler answer the
+    prepared, signed request in place of the HTTP send, so everything up to the wire and the parsing
+    of an (empty) answer runs, and nothing leaves the process. Every write is conditioned on what
+    cannot hold, should one ever be sent. Returns the operations run."""
+    ran = 0
+    names = sorted({table.name for table in tables})
+    for client in {id(table.client): table.client for table in tables}.values():
+        events = client.meta.events
+        # First, so that its answer is the one botocore takes; removed again whatever happens.
+        # (botocore-stubs type event handlers as returning None; before-send's may return the response.)
+        events.register_first("before-send.dynamodb", _answer_here, unique_id=DRY_RUN_REQUEST_ID)  # type: ignore[arg-type]
+        try:
+            runs = [(operation, parameters) for name in names for operation, parameters in _dry_runs(name).items()]
+            # A batch read's endpoint is resolved per set of tables: each alone, and all together.
+            batches = [[name] for name in names] + ([names] if len(names) > 1 else [])
+            runs += [("batch_get_item", {"RequestItems": {n: {"Keys": [_KEY]} for n in batch}}) for batch in batches]
+            for operation, parameters in runs:
+                getattr(client, operation)(**parameters)
+                ran += 1
+        finally:
+            events.unregister("before-send.dynamodb", unique_id=DRY_RUN_REQUEST_ID)
+    return ran
+
+
 def resolve_every_route(resolver: "APIGatewayHttpResolver") -> int:
-    """Send every route one anonymous request. Each is refused with 401 after request validation
-    and before any handler runs, so Powertools builds its dependants, validators and encoders and
-    nothing is read or written."""
+    """Send every route one anonymous request, then build the validators of its fields. Each request is
+    refused with 401 after request validation and before any handler runs, so Powertools builds its
+    dependants and request validators and nothing is read or written; the answer's validator, which
+    only an answered request would reach, and the body's are built here (decision 216)."""
     # Powertools keeps its routes in these two lists and offers no public iterator over them.
     routes = [*resolver._static_routes, *resolver._dynamic_routes]
     with _quiet():
         for route in routes:
             resolver.resolve(_anonymous_event(route.method, _PATH_PARAMETER.sub("warmup", route.path)), LambdaContext())
+            dependant = route.dependant
+            fields = [dependant.return_param, route.body_field, *dependant.query_params, *dependant.path_params]
+            for field in fields:
+                if field is not None:
+                    # Its TypeAdapter defers its schema to the first validation (the models declare
+                    # defer_build): validating nothing builds it (and its serializer) and answers an error.
+                    field.validate(None)
     return len(routes)
 
 
@@ -134,6 +217,8 @@ def refresh_after_restore() -> None:
     random.seed()
     # python-ulid draws fresh bytes per millisecond, but keeps the last timestamp and randomness to
     # stay monotonic within one: a new generator shares nothing with the other restored environments.
+    import ulid  # as platform.clock does, on first use
+
     ulid.default_generator = ulid.ULIDGenerator()
 
 

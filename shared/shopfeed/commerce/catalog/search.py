@@ -7,12 +7,13 @@ indexed copy would be stale at once, and every order would cost a search write; 
 """
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from shopfeed.commerce import items
-from shopfeed.platform import dynamo
 from shopfeed.platform.search import SearchIndex, SearchMapping, SearchPage, SearchQuery
 from shopfeed.platform.search.projection import Projection
+
+if TYPE_CHECKING:
+    from shopfeed.platform import dynamo
 
 PRODUCTS: Final = SearchMapping(
     alias="products",
@@ -33,8 +34,11 @@ PRODUCTS: Final = SearchMapping(
 PRODUCT_SEARCH_FIELDS: Final = ("name^3", "description", "category^2")
 
 
-def product_document(item: dynamo.Item) -> tuple[str, dict[str, Any]]:
+def product_document(item: "dynamo.Item") -> tuple[str, dict[str, Any]]:
     """The document of a product item (raises KeyError / ValueError for one that is not a product)."""
+    # Imported here: the search sync maps items, the API's search route never does (decision 214).
+    from shopfeed.commerce import items
+
     product = items.product_from(item)
     return product.product_id, {
         "product_id": product.product_id,
@@ -46,7 +50,7 @@ def product_document(item: dynamo.Item) -> tuple[str, dict[str, Any]]:
     }
 
 
-def _product_id(item: dynamo.Item) -> str:
+def _product_id(item: "dynamo.Item") -> str:
     return str(item["product_id"])
 
 

@@ -12,7 +12,7 @@ from typing import Final
 from boto3.dynamodb.conditions import Attr
 
 from shopfeed.commerce import items, keys
-from shopfeed.commerce.errors import OrderNotShippable
+from shopfeed.commerce.errors import OrderChanged, OrderNotShippable
 from shopfeed.commerce.models import Order, OrderMove, OrderStatus, Shipment, ShipmentStatus
 from shopfeed.commerce.orders.repository import HISTORY, history_op, read_order
 from shopfeed.commerce.payments import refunds
@@ -32,14 +32,6 @@ _EVENT: Final = "event:"
 _KEY: Final = "idempotency-key"
 
 SHIPMENT_SNAPSHOT: Final = Snapshot(Shipment, version=1)
-
-
-class OrderChanged(Exception):
-    """The order moved between the read and the transaction (another shipment's update): read again."""
-
-    def __init__(self, order_id: str) -> None:
-        super().__init__(f"order {order_id} changed while one of its shipments was updated")
-        self.order_id = order_id
 
 
 class ShipmentRepository:

@@ -6,9 +6,8 @@ from datetime import datetime
 from typing import Protocol
 
 from shopfeed.commerce import events
-from shopfeed.commerce.errors import OrderNotShippable
+from shopfeed.commerce.errors import OrderChanged, OrderNotShippable
 from shopfeed.commerce.models import Order, OrderMove, OrderStatus, Shipment, ShipmentStatus
-from shopfeed.commerce.shipments.repository import OrderChanged
 from shopfeed.platform.clock import iso, new_id, utc_now
 from shopfeed.platform.errors import Contention, InvalidTransition, NotFound, StaleVersion
 from shopfeed.platform.idempotency import Created, IdempotentRequest
