@@ -9,25 +9,33 @@ server, JWT authorizer, gateway and one of the function's worker processes, each
 keep-alive connection.
 """
 
-import http.client
 import io
 import itertools
 import json
+import logging
 import os
+import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from bench.clients import InProcess, Measured, OverHttp, Request, Workload, rate, rounds
+from bench import instant_function
+from bench.clients import InProcess, Measured, OverHttp, Rate, Request, Spread, Workload, rate, rounds
 from bench.markdown import table
 from bench.stack import LocalStack, Stack, local_stack
 from local import cfn
 from local.auth import AUDIENCE, JwtAuthorizer, SigningKey, issuer_for
-from local.gateway import HttpRequest, RouteTable, build_event, http_response
+from local.dynamodb_local import free_port
+from local.gateway import ApiGateway, HttpRequest, RouteTable, build_event, http_response
 from local.harness.factories import product_body
+from local.lambdas import FunctionSpec, FunctionWorkers
+from local.schedules import Scheduler
+from local.server import LocalPages, LocalServer, read_head
 
 READER = "U-BENCH-READER"
 PRODUCT = "P-LOAD-HTTP"
@@ -68,6 +76,7 @@ class LocalHttp(Measured):
     """In-process (baseline) and HTTP rounds per client count, and the stack's pieces timed alone."""
 
     components: dict[str, float] = field(default_factory=dict)  # piece -> CPU µs per request
+    alone: dict[int, list[Rate]] = field(default_factory=dict)  # clients -> the stack alone's rounds
 
     def below_goal(self) -> list[str]:
         return self.shortfalls(HTTP, GOALS, "local HTTP ÷ in-process")
@@ -110,9 +119,9 @@ class LocalHttp(Measured):
         return (
             f"At one client a request over HTTP takes {wall:.2f} ms more wall time than in-process. "
             f"{cpu:.2f} ms of it is CPU: the stack process {stack:.2f} ms (the pieces below, HTTP parsing, route, "
-            f"JWT check, event, JSON and answer, are {pieces:.2f} ms of it; the JWT check of a token seen before "
-            f"is {jwt:.0f} µs; the rest is http.server's per-request work, the socket and pipe system calls, the "
-            f"request's log line and the switches between the stack's threads), the worker {worker:.2f} ms beyond "
+            f"JWT check, event, JSON, answer and log line, are {pieces:.2f} ms of it; the JWT check of a token seen "
+            f"before is {jwt:.0f} µs; the rest is the connection loop's socket reads and writes, the pipe's system "
+            f"calls and the switches between the stack's threads), the worker {worker:.2f} ms beyond "
             f"the same handler run in the client's process (the event and answer as JSON, the runtime loop), the "
             f"HTTP client {client:.2f} ms, DynamoDB Local {engine:+.2f} ms. The other {wall - cpu:.2f} ms is the "
             "process hop's waiting: a request wakes three more processes in turn (client → stack → worker → stack "
@@ -143,8 +152,36 @@ class LocalHttp(Measured):
                 "code, 2,000 calls each):",
                 "",
                 table(["piece", "µs"], parts, "lr"),
+                *self.alone_table(),
             ]
         )
+
+    def alone_table(self) -> list[str]:
+        """The stack alone's rounds as report lines (none when it was not measured)."""
+        if not self.alone:
+            return []
+        rows = []
+        for clients, taken in self.alone.items():
+            cpu = [{"workers" if " " in k else k: v for k, v in _summed_workers(r.cpu_ms()).items()} for r in taken]
+            rows.append(
+                [
+                    clients,
+                    Spread([r.per_second for r in taken]).text(),
+                    *(
+                        Spread([c.get(name, 0.0) * 1000 for c in cpu]).text()
+                        for name in ("stack", "workers", "clients")
+                    ),
+                ]
+            )
+        return [
+            "",
+            "The stack alone (CPU µs per request by process, median (min–max) over the rounds): its server, gateway "
+            "and authorizer on the template's routes, every function a pool of "
+            f"{LOCAL_WORKERS} workers of one that answers at once (bench/instant_function.py), so no DynamoDB and no "
+            "handler's work, under the same HTTP clients:",
+            "",
+            table(["clients", "requests/s", "stack", "function workers", "HTTP clients"], rows, "rrrrr"),
+        ]
 
 
 def measure(stack: Stack, count: int = ROUNDS) -> LocalHttp:
@@ -160,7 +197,59 @@ def measure(stack: Stack, count: int = ROUNDS) -> LocalHttp:
             clients: rounds(in_process, {HTTP: over_http}, clients, count, WINDOW_S, environment, watch)
             for clients in CLIENTS
         }
-    return LocalHttp(results, (load_before, os.getloadavg()[0]), components(running))
+    return LocalHttp(results, (load_before, os.getloadavg()[0]), components(running), stack_alone(count))
+
+
+def stack_alone(count: int = ROUNDS) -> dict[int, list[Rate]]:
+    """The stack's own CPU per request, without DynamoDB or a handler's work: the stack's server, gateway and
+    authorizer on the template's routes, run in this process, every route's function a pool of
+    ``LOCAL_WORKERS`` workers of one that answers at once (bench/instant_function.py), under the HTTP
+    clients of the rounds. The stack's request log goes to /dev/null as the stack's goes to its console."""
+    access = logging.getLogger("local.api")
+    level, sink = access.level, logging.StreamHandler(open(os.devnull, "w"))  # noqa: SIM115 - closed below
+    access.setLevel(logging.INFO)
+    access.addHandler(sink)
+    with tempfile.TemporaryDirectory(prefix="bench-stack-alone-") as state:
+        key = SigningKey.load_or_create(Path(state))
+        port = free_port()
+        issuer = issuer_for(port)
+        routes = cfn.http_api_routes()
+        code = Path(instant_function.__file__)
+        spec = FunctionSpec("InstantFunction", code.parent, f"{code.stem}.handler", {"PATH": os.environ["PATH"]})
+        pool = FunctionWorkers(spec, LOCAL_WORKERS)
+        pool.start()
+        verifier = JwtAuthorizer(issuer, [AUDIENCE], {key.kid: key.public_key})
+        gateway = ApiGateway(
+            routes, {r.function: pool.invoke for r in routes}, {r.authorizer: verifier for r in routes if r.authorizer}
+        )
+        pages = LocalPages(threading.Event(), issuer, key, dict, Scheduler([]), Path(state) / "openapi.json", "")
+        server = LocalServer(("127.0.0.1", port), gateway, pages)
+        threading.Thread(target=server.serve_forever, name="stack alone", daemon=True).start()
+        try:
+            workload = OverHttp(
+                Reads(f"/products/{PRODUCT}"), f"http://127.0.0.1:{port}", key.mint(issuer, READER), 200
+            )
+            warm_every_worker(workload, {})
+            watch = {"stack": os.getpid(), **{f"worker {n}": pid for n, pid in enumerate(pool.pids())}}
+            return {
+                clients: [rate(workload, clients, WINDOW_S, {}, watch) for _ in range(count)] for clients in CLIENTS
+            }
+        finally:
+            server.shutdown()
+            server.server_close()
+            pool.stop()
+            access.removeHandler(sink)
+            access.setLevel(level)
+            sink.close()
+
+
+def _summed_workers(cpu: Mapping[str, float]) -> dict[str, float]:
+    """The stack alone's workers as one figure."""
+    result: dict[str, float] = {}
+    for name, ms in cpu.items():
+        key = "workers" if name.startswith("worker ") else name
+        result[key] = result.get(key, 0.0) + ms
+    return result
 
 
 def grouped(cpu: Mapping[str, float]) -> dict[str, float]:
@@ -207,7 +296,14 @@ def components(running: LocalStack, calls: int = 2000) -> dict[str, float]:
     def parse() -> None:
         stream = io.BytesIO(raw)
         stream.readline()
-        http.client.parse_headers(stream)
+        read_head(stream.readline)
+
+    # The request's log line as the stack writes it (local/stack.py's format), into memory: the formatting
+    # and logging's record, not the terminal's speed.
+    access = logging.Logger("local.api")
+    handler = logging.StreamHandler(io.StringIO())
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)-10s %(message)s", "%H:%M:%S"))
+    access.addHandler(handler)
 
     def first_check() -> None:
         JwtAuthorizer(issuer, [AUDIENCE], {key.kid: key.public_key}).authorize(headers)
@@ -217,13 +313,14 @@ def components(running: LocalStack, calls: int = 2000) -> dict[str, float]:
         json.loads(json.dumps(answer, separators=(",", ":")))
 
     pieces: dict[str, Callable[[], Any]] = {
-        "HTTP parsing (request line and headers, http.server's parser)": parse,
+        "HTTP parsing (request line and header fields, server.read_head)": parse,
         "route selection (RouteTable.match)": lambda: routes.match("GET", request.target),
         "JWT check, a token seen before (cached)": lambda: authorizer.authorize(headers),
         "JWT check, a token's first request (signature verified)": first_check,
         "payload-2.0 event (build_event)": lambda: build_event(route, params, request, headers, claims, None, "id"),
         "event and answer through the pipe as JSON (both ends)": pipe,
         "HTTP answer from the payload (http_response)": lambda: http_response(answer["payload"]),
+        "the request's log line (logging)": lambda: access.info("%s %s %d %.0fms", "GET", request.target, 200, 9.0),
     }
     return {name: _cpu_us(piece, calls) for name, piece in pieces.items()}
 

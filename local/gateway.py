@@ -15,9 +15,9 @@ allowed origin; without it an OPTIONS request is a 404 like any method without a
 import base64
 import json
 import logging
+import os
 import re
 import time
-import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -217,7 +217,7 @@ class ApiGateway:
         self._account = account
 
     def handle(self, request: HttpRequest) -> HttpResponse:
-        request_id = base64.urlsafe_b64encode(uuid.uuid4().bytes[:10]).decode().rstrip("=")
+        request_id = base64.urlsafe_b64encode(os.urandom(10)).decode().rstrip("=")
         if self._cors is None:
             response = self._handle(request, request_id)
         else:
@@ -302,7 +302,7 @@ def build_event(
     cookie_header = headers.pop("cookie", None)
     headers.setdefault("x-forwarded-for", request.source_ip)
     headers.setdefault("x-forwarded-proto", "http")
-    headers.setdefault("x-amzn-trace-id", f"Root=1-{int(moment.timestamp()):08x}-{uuid.uuid4().hex[:24]}")
+    headers.setdefault("x-amzn-trace-id", f"Root=1-{int(moment.timestamp()):08x}-{os.urandom(12).hex()}")
     query: dict[str, str] = {}
     for name, value in parse_qsl(split.query, keep_blank_values=True):
         query[name] = f"{query[name]},{value}" if name in query else value

@@ -150,3 +150,20 @@ def test_a_token_not_yet_valid_when_first_seen_is_refused(authorizer: JwtAuthori
     token = key.mint(ISSUER, "U100", nbf=int(time.time()) + 600)
     assert refusal(authorizer, bearer(token)) == "the token is not valid yet"
     assert refusal(authorizer, bearer(token)) == "the token is not valid yet"
+
+
+def test_a_token_remembered_from_a_route_without_scopes_is_still_refused_by_one_requiring_them(
+    authorizer: JwtAuthorizer, key: SigningKey
+) -> None:
+    # given a token without scopes, accepted (and remembered) on a route that requires none
+    token = key.mint(ISSUER, "U100", groups=["admin"])
+    first = authorizer.authorize(bearer(token))
+
+    # when it is presented again, on a route that requires none and on one that requires a scope
+    again = authorizer.authorize(bearer(token))
+
+    # then the remembered answer is the first one, and the scope check still runs on every request
+    assert again == first
+    assert again.claims["cognito:groups"] == "[admin]"
+    with pytest.raises(MissingScope):
+        authorizer.authorize(bearer(token), ["orders/read"])

@@ -1,6 +1,7 @@
 """The local HTTP server under the load and the inputs a fuzzer or a hostile page sends it."""
 
 import json
+import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -195,3 +196,80 @@ def test_the_bucket_pages_list_a_templates_bucket_and_serve_an_objects_bytes(loc
     )
     assert requests.get(f"{url}/__local/buckets/NoSuchBucket", timeout=5).status_code == 404
     assert requests.get(f"{url}/__local/buckets/ArchiveBucket/orders/none.jsonl", timeout=5).status_code == 404
+
+
+def answers(server: str, request: bytes) -> list[bytes]:
+    """The status lines of every answer to ``request`` (one or more requests, sent at once), read until the
+    server closes the connection."""
+    host, port = server.removeprefix("http://").split(":")
+    received = b""
+    with socket.create_connection((host, int(port)), timeout=ANSWER_TIMEOUT_S) as connection:
+        connection.sendall(request)
+        while chunk := connection.recv(65536):
+            received += chunk
+    return re.findall(rb"HTTP/1\.1 \d{3} [^\r]*", received)  # an answer may follow a body on its line
+
+
+@pytest.mark.parametrize(
+    ("head", "status"),
+    [
+        (b"POST /echo HTTP/1.1\r\nHost 127.0.0.1\r\n\r\n", b"400"),  # no colon
+        (b"POST /echo HTTP/1.1\r\nHost : 127.0.0.1\r\n\r\n", b"400"),  # whitespace before the colon
+        (b"POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Note: a\r\n  folded\r\n\r\n", b"400"),  # obs-fold
+        (b"POST /echo HTTP/1.1\r\n: no name\r\n\r\n", b"400"),
+        (b"POST /echo HTTP/1.1\r\nX-Long: " + b"x" * 70_000 + b"\r\n\r\n", b"431"),
+        (b"POST /echo HTTP/1.1\r\n" + b"X-Many: 1\r\n" * 101 + b"\r\n", b"431"),
+        (b"POST /echo HTTP/2.0\r\nHost: 127.0.0.1\r\n\r\n", b"505"),
+        (b"POST /echo HTTX/1.1\r\nHost: 127.0.0.1\r\n\r\n", b"400"),
+        (b"POST /echo\r\nHost: 127.0.0.1\r\n\r\n", b"400"),  # HTTP/0.9: API Gateway speaks 1.1 and 2 only
+    ],
+)
+def test_a_malformed_request_head_is_refused_as_json_and_the_connection_closed(
+    serving: str, head: bytes, status: bytes
+) -> None:
+    # when a head the server cannot read is followed by a valid request on the same connection
+    valid = b"POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}"
+    host, port = serving.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=ANSWER_TIMEOUT_S) as connection:
+        connection.sendall(head + valid)
+        received = b""
+        while chunk := connection.recv(65536):
+            received += chunk
+
+    # then one answer came, the refusal, in JSON, and the connection closed without serving the rest
+    status_lines = re.findall(rb"HTTP/1\.1 \d{3} [^\r]*", received)
+    assert len(status_lines) == 1
+    assert status_lines[0].startswith(b"HTTP/1.1 " + status + b" ")
+    assert b"content-type: application/json" in received
+    assert json.loads(received.split(b"\r\n\r\n", 1)[1])["message"]
+
+
+def test_header_names_are_read_without_regard_to_case_and_one_connection_serves_many_requests(serving: str) -> None:
+    # when two HTTP/1.1 requests come on one connection, the second asking to close it
+    first = b"POST /echo HTTP/1.1\r\nhOsT: 127.0.0.1\r\ncontent-LENGTH: 3\r\n\r\n{ }"
+    second = b"POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nCONTENT-LENGTH: 2\r\nConnection: Close\r\n\r\n{}"
+
+    # then both are served, each body read by its length, and the server closes after the second
+    assert answers(serving, first + second) == [b"HTTP/1.1 200 OK", b"HTTP/1.1 200 OK"]
+
+
+def test_an_http_1_0_request_is_answered_and_its_connection_closed_unless_kept_alive(serving: str) -> None:
+    request = b"POST /echo HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}"
+    kept = b"POST /echo HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\n{}"
+    assert answers(serving, request + request) == [b"HTTP/1.1 200 OK"]
+    assert answers(serving, kept + request) == [b"HTTP/1.1 200 OK", b"HTTP/1.1 200 OK"]
+
+
+def test_a_client_expecting_100_continue_gets_it_before_sending_the_body(serving: str) -> None:
+    host, port = serving.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=ANSWER_TIMEOUT_S) as connection:
+        # given a request whose client waits for a 100 before it sends the body
+        connection.sendall(
+            b"POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n"
+            b"Connection: close\r\n\r\n"
+        )
+        # when the server says to go on, and the body follows
+        assert connection.recv(4096).startswith(b"HTTP/1.1 100 Continue")
+        connection.sendall(b"{}")
+        # then the request is served
+        assert connection.recv(4096).startswith(b"HTTP/1.1 200 OK")

@@ -118,3 +118,11 @@ def test_the_apis_workers_are_one_figure_and_the_consumers_workers_another() -> 
     }
     # then a request's worker is counted apart from the consumers that follow its writes
     assert local_http.grouped(cpu) == {"function workers": 1.5, "other functions' workers": 0.5, "stack": 0.5}
+
+
+def test_the_stack_alone_is_shown_in_cpu_microseconds_per_request_with_its_workers_summed() -> None:
+    # given a round of the stack alone at four clients: 1,000 requests, the stack 0.3 s, two workers 0.05 s each
+    alone = {4: [_rate(100, stack=0.3, clients=0.2, **{"worker 0": 0.05, "worker 1": 0.05})]}
+    measured = local_http.LocalHttp(rounds={}, load=(0.0, 0.0), alone=alone)
+    # then a request cost the stack 300 µs, the workers together 100 µs and the clients 200 µs
+    assert "| 4 | 100 (100–100) | 300 (300–300) | 100 (100–100) | 200 (200–200) |" in "\n".join(measured.alone_table())
