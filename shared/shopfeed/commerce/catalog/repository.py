@@ -86,10 +86,16 @@ class CatalogRepository:
         return self._with_total(item, self.stock.find_layout(product_id))
 
     def _reprice(self, product_id: str, expected_version: int, change: Update, price: Money) -> Product:
-        """A price change writes the product, its layout and every bucket in one transaction: orders
-        check the price on the bucket they take from (decision 153), never on the product item."""
+        """A price change: the product and its layout (new price, next price version, the ``repricing``
+        mark) in one transaction, then every bucket, sealed then opened, one UpdateItem each
+        (``StockRepository.finish_reprice``, decision 225): orders check the price on the bucket they
+        take from (decision 153), never on the product item. A price change left half done by an
+        earlier call is finished first."""
         for _ in range(_REPRICE_ATTEMPTS):
             layout = self.stock.find_layout(product_id)
+            if layout is not None and layout.repricing:
+                self.stock.finish_reprice(layout)
+                continue
             transaction = Transaction()
             product = self._table.versioned_update_op(keys.product(product_id), expected_version, change)
             transaction.add("product", product)
@@ -106,6 +112,8 @@ class CatalogRepository:
                 if cancelled.failed_labels():
                     continue  # a resize moved the layout since it was read
                 raise
+            if layout is not None:
+                self.stock.finish_reprice(self.stock.repriced(layout, price))
             found = self.get_product(product_id)
             if found is None:
                 raise NotFound("product", product_id)
