@@ -192,3 +192,29 @@ def test_an_order_among_many_buckets_reads_none_on_a_hit_and_guesses_a_few_befor
     assert counts["TransactWriteItems"] <= 4
     assert counts["BatchGetItem"] <= 3
     assert levels(stock)[137] == 0
+
+
+@pytest.mark.usefixtures("two_hundred_buckets")
+def test_a_product_page_past_100_buckets_reads_them_once_per_container_window_and_again_after_a_resize(
+    admin: ApiClient, stock: StockRepository
+) -> None:
+    # when its page is read twice in a row by the same container
+    with dynamodb_calls() as first:
+        assert admin.get(f"/products/{PRODUCT}").json["available"] == 400
+    with dynamodb_calls() as second:
+        assert admin.get(f"/products/{PRODUCT}").json["available"] == 400
+
+    # then the first read the product and layout (strong) and the 200 buckets in 2 eventually consistent
+    # BatchGetItems; the second, within the container's window, the product and layout alone
+    assert first.counts() == {"BatchGetItem": 3}
+    bucket_reads = [r for _, r in first.requests[1:]]
+    assert [r["RequestItems"][next(iter(r["RequestItems"]))]["ConsistentRead"] for r in bucket_reads] == [False, False]
+    assert second.counts() == {"BatchGetItem": 1}
+
+    # and a restock (the layout's version moves) is shown at once, read again
+    version = stock.layout(PRODUCT).version
+    put = admin.put(
+        f"/products/{PRODUCT}/inventory/{DEFAULT_WAREHOUSE}", {"restock": 10}, headers=if_match(f'"{version}"')
+    )
+    assert put.status == 200, put.text
+    assert admin.get(f"/products/{PRODUCT}").json["available"] == 410

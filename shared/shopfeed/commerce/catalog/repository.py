@@ -63,11 +63,12 @@ class CatalogRepository:
         return self._with_total(product, items.stock_layout_from(layout) if layout else None)
 
     def _with_total(self, product: dynamo.Item, layout: StockLayout | None) -> Product:
-        """The product with its buckets' total (one BatchGetItem); a product not backfilled yet answers
-        the number on its item."""
+        """The product with its buckets' total (``StockRepository.page_total``: one strong BatchGetItem up
+        to 100 buckets, kept 2 s per container past that); a product not backfilled yet answers the
+        number on its item."""
         if layout is None:
             return items.product_from(product)
-        return items.product_from(product, available=sum(level.available for level in self.stock.levels_of(layout)))
+        return items.product_from(product, available=self.stock.page_total(layout))
 
     def update_product(self, product_id: str, expected_version: int, changes: Mapping[str, Any], now: str) -> Product:
         # Every index reading a changed attribute takes its new keys (a moved category moves the product
