@@ -384,23 +384,39 @@ class StockRepository:
         bucket is sealed are they opened: so every sale at the old price happens before every sale at
         the new one, never the two at once. Each write is one conditional UpdateItem (a transaction
         over many buckets would meet an order on one of them nearly every time during a sale), guarded
-        by the price version, so the passes can be run again from the start (by anyone: a later price
-        change or resize of the product resumes an interrupted one) and a slower, older price change
-        never writes over a newer one. Workers write in parallel: the seal lasts the two passes."""
+        by the price version, so the passes can be run again (by anyone: a later price change or resize
+        of the product resumes an interrupted one) and a slower, older price change never writes over a
+        newer one. A run first reads where the buckets stand (strong, one BatchGetItem per 100) and
+        writes only what is left, so a run cut short by its timeout is progress the next one keeps.
+        Workers write in parallel: the seal lasts the two passes."""
         version = layout.price_version
         sealed = Update(set={"price": layout.price.model_dump(), items.PRICED: version, items.SEALED: version})
         older = Attr("PK").exists() & (Attr(items.PRICED).not_exists() | Attr(items.PRICED).lt(version))
         opened = Update(remove=[items.SEALED])
         at_version = Attr(items.PRICED).eq(version)
-        bucket_keys = [keys.stock_bucket(layout.product_id, ref.warehouse, ref.bucket) for ref in layout.buckets]
+        stand = self._price_marks(layout)
+        to_seal = [key for key, (priced, _) in stand if priced < version]
+        to_open = [key for key, (priced, seal) in stand if priced < version or seal]
         with ThreadPoolExecutor(max_workers=REPRICE_WORKERS) as pool:
-            list(pool.map(lambda key: self._write_if(key, sealed, older), bucket_keys))
-            list(pool.map(lambda key: self._write_if(key, opened, at_version), bucket_keys))
+            list(pool.map(lambda key: self._write_if(key, sealed, older), to_seal))
+            list(pool.map(lambda key: self._write_if(key, opened, at_version), to_open))
         self._write_if(
             keys.stock_layout(layout.product_id),
             Update(set={"repricing": False}),
             Attr("price_version").eq(version),
         )
+
+    def _price_marks(self, layout: StockLayout) -> list[tuple[keys.Key, tuple[int, bool]]]:
+        """Each bucket's key with its price version (1 when it has none) and whether it is sealed."""
+        bucket_keys = [keys.stock_bucket(layout.product_id, ref.warehouse, ref.bucket) for ref in layout.buckets]
+        marks: dict[str, tuple[int, bool]] = {}
+        for start in range(0, len(bucket_keys), _BATCH_KEYS):
+            for item in self._table.get_many(
+                bucket_keys[start : start + _BATCH_KEYS], ("PK", items.PRICED, items.SEALED)
+            ):
+                marks[str(item["PK"])] = (int(item.get(items.PRICED, 1)), items.SEALED in item)
+        # A bucket the read did not find is written anyway: its condition refuses it if it is gone.
+        return [(key, marks.get(key["PK"], (0, True))) for key in bucket_keys]
 
     def _write_if(self, key: keys.Key, change: Update, condition: ConditionBase) -> None:
         """One conditional UpdateItem; a failed condition is work already done (or a newer price
