@@ -10,6 +10,7 @@ import pytest
 from local.harness.client import ApiClient
 from local.harness.factories import create_product, if_match, line, money, place_order
 from shopfeed.commerce import items, keys
+from shopfeed.commerce.catalog import repository as catalog_repository
 from shopfeed.commerce.inventory.stock import StockRepository
 from shopfeed.commerce.models import DEFAULT_WAREHOUSE
 from shopfeed.commerce.orders import services
@@ -124,12 +125,14 @@ def test_a_price_change_cut_short_sells_no_unit_at_the_new_price_until_the_next_
     written = 0
     real_write = StockRepository._write_if
 
-    def stopping(self: StockRepository, key: keys.Key, change: Update, condition: object) -> None:
+    def stopping(
+        self: StockRepository, key: keys.Key, change: Update, condition: object, deadline: float | None = None
+    ) -> bool:
         nonlocal written
         written += 1
         if written > 150:
             raise RuntimeError("the function timed out")
-        real_write(self, key, change, condition)  # type: ignore[arg-type]
+        return real_write(self, key, change, condition, deadline)  # type: ignore[arg-type]
 
     monkeypatch.setattr(StockRepository, "_write_if", stopping)
     with pytest.raises(RuntimeError):
@@ -151,7 +154,9 @@ def test_a_price_change_cut_short_sells_no_unit_at_the_new_price_until_the_next_
     # and the old price sells only from buckets not sealed yet, never one the new price has reached
     old_price = place_order(admin, line(PRODUCT, 1, 1999))
     if old_price.status == 201:
-        take = old_price.json["lines"][0]["takes"][0]["bucket"]
+        placed = CommerceRepository(table, CursorCodec(b"k")).get_order(old_price.json["order_id"])
+        assert placed is not None
+        take = placed.lines[0].takes[0].bucket
         bucket = table.get(keys.stock_bucket(PRODUCT, DEFAULT_WAREHOUSE, take)) or {}
         assert bucket["price"]["amount"] == 1999
     else:
@@ -218,3 +223,28 @@ def test_a_product_page_past_100_buckets_reads_them_once_per_container_window_an
     )
     assert put.status == 200, put.text
     assert admin.get(f"/products/{PRODUCT}").json["available"] == 410
+
+
+@pytest.mark.usefixtures("two_hundred_buckets")
+def test_a_price_change_out_of_time_answers_contention_and_the_same_patch_at_the_new_etag_finishes_it(
+    admin: ApiClient, stock: StockRepository, table: dynamo.Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a PATCH whose time for the buckets runs out before it starts them
+    monkeypatch.setattr(catalog_repository, "REPRICE_BUDGET_S", 0.0)
+
+    # when the price changes, then it answers 409 contention, with the product and layout at the new
+    # price and no bucket written yet
+    answer = admin.patch(f"/products/{PRODUCT}", {"price": money(2499)}, headers=if_match('"1"'))
+    assert answer.status == 409, answer.text
+    assert answer.json["type"] == "https://shopfeed.dev/problems/contention"
+    assert stock.layout(PRODUCT).repricing
+    assert all(b["price"]["amount"] == 1999 and items.SEALED not in b for b in buckets(table, 200))
+
+    # when the admin sends it again at the product's new ETag, in time, then it is finished, and the
+    # buckets are written once (not a second price change)
+    monkeypatch.undo()
+    again = admin.patch(f"/products/{PRODUCT}", {"price": money(2499)}, headers=if_match('"2"'))
+    assert again.status == 200, again.text
+    layout = stock.layout(PRODUCT)
+    assert (layout.price_version, layout.repricing) == (2, False)
+    assert all(b["price"]["amount"] == 2499 and items.SEALED not in b for b in buckets(table, 200))

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from shopfeed.commerce import items, keys
-from shopfeed.commerce.inventory.stock import RESTOCK_SNAPSHOT, StockRepository, new_layout
+from shopfeed.commerce.inventory.stock import REPRICE_BUDGET_S, RESTOCK_SNAPSHOT, StockRepository, new_layout
 from shopfeed.commerce.models import Product, ProductSummary, Restocked, StockLayout
 from shopfeed.platform import dynamo
 from shopfeed.platform.cursors import CursorCodec
@@ -95,12 +95,15 @@ class CatalogRepository:
         for _ in range(_REPRICE_ATTEMPTS):
             layout = self.stock.find_layout(product_id)
             if layout is not None and layout.repricing:
-                self.stock.finish_reprice(layout)
+                if not self.stock.finish_reprice(layout, REPRICE_BUDGET_S):
+                    raise Contention(f"the price change of product {product_id}")
                 continue
             transaction = Transaction()
             product = self._table.versioned_update_op(keys.product(product_id), expected_version, change)
             transaction.add("product", product)
-            for label, op in self.stock.reprice_ops(layout, price) if layout is not None else ():
+            # Buckets already at the price (a repeated PATCH that finished a change cut short) stay as they are.
+            repriced = layout is not None and layout.price != price
+            for label, op in self.stock.reprice_ops(layout, price) if layout is not None and repriced else ():
                 transaction.add(label, op)
             try:
                 self._table.transact(transaction, busy=f"product {product_id}")
@@ -113,8 +116,13 @@ class CatalogRepository:
                 if cancelled.failed_labels():
                     continue  # a resize moved the layout since it was read
                 raise
-            if layout is not None:
-                self.stock.finish_reprice(self.stock.repriced(layout, price))
+            if (
+                layout is not None
+                and repriced
+                and not self.stock.finish_reprice(self.stock.repriced(layout, price), REPRICE_BUDGET_S)
+            ):
+                # Written so far is kept: the same PATCH at the product's new ETag finishes it.
+                raise Contention(f"the price change of product {product_id}")
             found = self.get_product(product_id)
             if found is None:
                 raise NotFound("product", product_id)

@@ -59,6 +59,9 @@ _STEP_BUCKETS: Final = 48
 _RESTOCK_SPREAD: Final = 96
 # Short buckets an order of a product with more than 100 buckets meets before it reads them all.
 SHORT_GUESSES: Final = 3
+# A price change made by an API call stops starting writes after this long (the function's timeout
+# is 10 s, a call's worst case 7.7 s is not waited for: decision 225).
+REPRICE_BUDGET_S: Final = 5.0
 # A price change writes a product's buckets this many at a time (one UpdateItem each: decision 225).
 REPRICE_WORKERS: Final = 16
 
@@ -375,7 +378,7 @@ class StockRepository:
             }
         )
 
-    def finish_reprice(self, layout: StockLayout) -> None:
+    def finish_reprice(self, layout: StockLayout, budget_s: float | None = None) -> bool:
         """Carry the layout's price to every bucket, in two passes, then clear the layout's mark.
 
         First every bucket is sealed at the new price (``priced`` the layout's price version, ``sealed``
@@ -388,7 +391,10 @@ class StockRepository:
         of the product resumes an interrupted one) and a slower, older price change never writes over a
         newer one. A run first reads where the buckets stand (strong, one BatchGetItem per 100) and
         writes only what is left, so a run cut short by its timeout is progress the next one keeps.
-        Workers write in parallel: the seal lasts the two passes."""
+        Workers write in parallel: the seal lasts the two passes. With ``budget_s``, no write starts
+        after that many seconds (an API call stops before its function's timeout would cut it): False
+        when some were left, the mark still set, for the next run."""
+        deadline = None if budget_s is None else time.monotonic() + budget_s
         version = layout.price_version
         sealed = Update(set={"price": layout.price.model_dump(), items.PRICED: version, items.SEALED: version})
         older = Attr("PK").exists() & (Attr(items.PRICED).not_exists() | Attr(items.PRICED).lt(version))
@@ -398,13 +404,16 @@ class StockRepository:
         to_seal = [key for key, (priced, _) in stand if priced < version]
         to_open = [key for key, (priced, seal) in stand if priced < version or seal]
         with ThreadPoolExecutor(max_workers=REPRICE_WORKERS) as pool:
-            list(pool.map(lambda key: self._write_if(key, sealed, older), to_seal))
-            list(pool.map(lambda key: self._write_if(key, opened, at_version), to_open))
+            if not all(pool.map(lambda key: self._write_if(key, sealed, older, deadline), to_seal)):
+                return False  # not every bucket sealed: none may open
+            if not all(pool.map(lambda key: self._write_if(key, opened, at_version, deadline), to_open)):
+                return False
         self._write_if(
             keys.stock_layout(layout.product_id),
             Update(set={"repricing": False}),
             Attr("price_version").eq(version),
         )
+        return True
 
     def _price_marks(self, layout: StockLayout) -> list[tuple[keys.Key, tuple[int, bool]]]:
         """Each bucket's key with its price version (1 when it has none) and whether it is sealed."""
@@ -418,11 +427,14 @@ class StockRepository:
         # A bucket the read did not find is written anyway: its condition refuses it if it is gone.
         return [(key, marks.get(key["PK"], (0, True))) for key in bucket_keys]
 
-    def _write_if(self, key: keys.Key, change: Update, condition: ConditionBase) -> None:
+    def _write_if(self, key: keys.Key, change: Update, condition: ConditionBase, deadline: float | None = None) -> bool:
         """One conditional UpdateItem; a failed condition is work already done (or a newer price
-        change's), not an error."""
+        change's), not an error. False, writing nothing, past ``deadline`` (time.monotonic)."""
+        if deadline is not None and time.monotonic() >= deadline:
+            return False
         with contextlib.suppress(dynamo.ConditionFailed):
             self._table.update(key, change, condition=condition)
+        return True
 
     def move(self, product_id: str, source: BucketRef, target: BucketRef, units: int) -> None:
         """Move ``units`` from ``source`` to ``target`` in one TransactWriteItems: the source guarded
@@ -471,7 +483,8 @@ class StockRepository:
                 raise StaleVersion("inventory", product_id, layout.version)
             if layout.repricing:
                 # New buckets take the layout's price: the price change reaches the others first.
-                self.finish_reprice(layout)
+                if not self.finish_reprice(layout, REPRICE_BUDGET_S):
+                    raise Contention(f"the price change of product {product_id}")
                 layout = layout.model_copy(update={"repricing": False})
             before = layout.warehouses.get(warehouse, 0)
             if max(before, buckets or 1) + 1 > dynamo.MAX_TRANSACTION_ITEMS:
