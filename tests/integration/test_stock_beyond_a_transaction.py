@@ -240,10 +240,14 @@ def test_a_price_change_out_of_time_answers_contention_and_the_same_patch_at_the
     assert stock.layout(PRODUCT).repricing
     assert all(b["price"]["amount"] == 1999 and items.SEALED not in b for b in buckets(table, 200))
 
-    # when the admin sends it again at the product's new ETag, in time, then it is finished, and the
-    # buckets are written once (not a second price change)
+    # when the admin sends it again at the product's new ETag (as often as it answers contention: each
+    # time keeps what it wrote, on a loaded machine 400 writes may take longer than the budget), then
+    # it is finished, and the buckets are written once (not a second price change)
     monkeypatch.undo()
-    again = admin.patch(f"/products/{PRODUCT}", {"price": money(2499)}, headers=if_match('"2"'))
+    for _ in range(20):
+        again = admin.patch(f"/products/{PRODUCT}", {"price": money(2499)}, headers=if_match('"2"'))
+        if again.status != 409:
+            break
     assert again.status == 200, again.text
     layout = stock.layout(PRODUCT)
     assert (layout.price_version, layout.repricing) == (2, False)
