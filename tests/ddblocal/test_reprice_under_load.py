@@ -5,6 +5,7 @@ every new-price sale (never both at once), no unit is made or lost, and every bu
 new price."""
 
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 
@@ -41,14 +42,17 @@ def test_orders_racing_a_price_change_over_120_buckets_sell_at_one_price_at_a_ti
     change = Call(
         "PATCH", f"/products/{PRODUCT}", {"price": money(NEW)}, if_match('"1"'), sub="U-ADMIN", groups=("admin",)
     )
-    admin_share = [change]
+    # (a PATCH out of time answers 409 contention and the same PATCH at the new ETag carries on)
+    admin_share = [change, *[replace(change, headers=if_match('"2"'))] * 5]
 
     # when they all start at once
     served = in_containers([*buyers, admin_share], warm_up=Call("GET", f"/products/{PRODUCT}"))
 
-    # then the price change succeeded and every order was placed or refused for its price or as busy
-    patched = served[-1][-1]
-    assert patched.answer.status == 200, patched.answer.text
+    # then the price change succeeded (at once, or repeated after contention) and every order was
+    # placed or refused for its price or as busy
+    admin_answers = [one.answer for one in served[-1]]
+    assert {a.status for a in admin_answers} <= {200, 409, 412}, [a.text for a in admin_answers]
+    patched = next(one for one in served[-1] if one.answer.status == 200)
     orders = [one for share in served[:BUYERS] for one in share]
     assert {one.answer.status for one in orders} <= {201, 409}
     refusals = {one.answer.json["type"].rsplit("/", 1)[-1] for one in orders if one.answer.status == 409}
