@@ -20,6 +20,7 @@ from pathlib import Path
 
 from bench.markdown import table
 from local.cfn import ROOT, table_definitions
+from shopfeed.commerce import keys
 
 REPORT = ROOT / "docs" / "benchmarks.md"
 DATA_MODEL = ROOT / "docs" / "data-model.md"
@@ -190,11 +191,12 @@ LOADS: tuple[Load, ...] = (
     ),
     Load(
         "job",
-        "the payment-window sweep (every minute, 4 shards)",
+        f"the payment-window sweep (every minute, {keys.UNPAID_ORDER_SHARDS} shards)",
         24 * 60,
         (Use("OrderExpiryFunction", "a sweep, nothing due"),),
         SCHEDULED_PEAK,
-        note="DynamoDB Local reports 0 for a Query that finds nothing; DynamoDB bills 0.5 RCU each (2 RCU a sweep)",
+        note="DynamoDB Local reports 0 for a Query that finds nothing; DynamoDB bills 0.5 RCU each "
+        f"({keys.UNPAID_ORDER_SHARDS * 0.5:g} RCU a sweep)",
     ),
     Load(
         "–", "cancel an order before paying", ORDERS_PER_DAY * 0.03, (Use("POST /orders/{order_id}/cancel", "5 lines"),)
@@ -305,7 +307,13 @@ LOADS: tuple[Load, ...] = (
         computed="relay",
         note="order placed, payment authorised, shipment created and moved twice, one review in five",
     ),
-    Load("outbox", "sweep the outbox (every minute, 4 shards)", 24 * 60, computed="sweep", peak=SCHEDULED_PEAK),
+    Load(
+        "outbox",
+        f"sweep the outbox (every minute, {keys.OUTBOX_SHARDS} shards)",
+        24 * 60,
+        computed="sweep",
+        peak=SCHEDULED_PEAK,
+    ),
     Load("ECOM-011", "archive an order (hourly job)", ORDERS_PER_DAY, computed="archive", peak=SCHEDULED_PEAK),
     Load(
         "snapshot",
@@ -430,7 +438,7 @@ def computed_costs(sizes: Mapping[str, int]) -> dict[str, tuple[Cost, str]]:
             "plus the removal of its `UnpublishedOutbox` entry (1 WCU)",
         ),
         "sweep": (
-            Cost({"UnpublishedOutbox": 4 * 0.5}),
+            Cost({"UnpublishedOutbox": keys.OUTBOX_SHARDS * 0.5}),
             "one Query per shard of a sparse index that holds only stuck events: 0.5 RCU each",
         ),
         "archive": (

@@ -19,7 +19,7 @@ from tests.support.calls import dynamodb_calls
 OCTOBER = datetime(2026, 10, 1, tzinfo=UTC)
 NOVEMBER = datetime(2026, 11, 1, tzinfo=UTC)
 # Runs of the same shard and shards that fall silent early make the merge do real work.
-OCTOBER_SHARDS = [0, 0, 0, 1, 2, 3, 3, 1, 0, 2, 2, 2, 1, 3]
+OCTOBER_SHARDS = [0, 0, 0, 1, 2, 3, 3, 1, 0, 2, 2, 2, 1, 3, *range(4, keys.ORDER_STATUS_SHARDS), 15, 9]
 NOVEMBER_SHARDS = [3, 1, 1]
 MAX_PAGES = 50
 

@@ -121,9 +121,19 @@ def test_update_product_with_the_current_etag_answers_the_new_version(admin: Api
     assert answer.headers["ETag"] == '"2"'
     assert answer.json["name"] == "Crimson Tee"
     assert answer.json["price"] == money(2499)
-    # a price reaches the layout and every bucket in one transaction (decision 153), then the product
+    # a price reaches the product and the layout in one transaction, then its one bucket is read
+    # (where it stands), sealed and opened, the layout's mark cleared (decision 225), and the product
     # is read as GET answers it
-    assert calls.operations == ["GetItem", "TransactWriteItems", "BatchGetItem", "BatchGetItem"]
+    assert calls.operations == [
+        "GetItem",
+        "TransactWriteItems",
+        "BatchGetItem",
+        "UpdateItem",
+        "UpdateItem",
+        "UpdateItem",
+        "BatchGetItem",
+        "BatchGetItem",
+    ]
     assert admin.get("/products/P-RED-TSHIRT").headers["ETag"] == '"2"'
 
 

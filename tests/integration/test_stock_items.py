@@ -184,6 +184,6 @@ def test_an_admin_restocks_and_resizes_a_warehouse_at_the_version_read(
     assert admin.put(path, {"restock": 14, "buckets": 4}, headers=if_match('"1"')).status == 412
     assert admin.put(path, {"restock": 14}).status == 428
     assert ops.put(path, {"restock": 14}, headers=if_match('"2"')).status == 403
-    assert admin.put(path, {"buckets": 65}, headers=if_match('"2"')).status == 422
+    assert admin.put(path, {"buckets": 1025}, headers=if_match('"2"')).status == 422
     assert admin.put("/products/P-NOPE/inventory/MAIN", {"restock": 1}, headers=if_match('"1"')).status == 404
     assert units(stock, "P-RED-TSHIRT") == {(DEFAULT_WAREHOUSE, n): 6 for n in range(4)}

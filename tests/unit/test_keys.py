@@ -60,17 +60,19 @@ def test_another_status_or_month_is_another_partition() -> None:
 
 
 @pytest.mark.parametrize(
-    ("order_id", "shard"),
+    ("order_id", "shard", "under_four"),
     [
-        # Pinned: changing the hash strands every order already written under the old shard.
-        ("01JQ8Z6V4Q0000000000000000", 0),
-        ("01JQ8Z6V4C0000000000000000", 1),
-        ("01JQ8Z6V4DXYZXYZXYZXYZXYZX", 2),
-        ("01ARZ3NDEKTSV4RRFFQ69G5FAV", 3),
+        # Pinned: changing the hash strands every order already written under the old shard. The count
+        # grew from 4 to 16 (decision 228): the same hash, so a shard mod 4 is the one it had under 4.
+        ("01JQ8Z6V4Q0000000000000000", 8, 0),
+        ("01JQ8Z6V4C0000000000000000", 1, 1),
+        ("01JQ8Z6V4DXYZXYZXYZXYZXYZX", 10, 2),
+        ("01ARZ3NDEKTSV4RRFFQ69G5FAV", 3, 3),
     ],
 )
-def test_the_status_shard_of_an_order_is_the_same_in_every_process(order_id: str, shard: int) -> None:
+def test_the_status_shard_of_an_order_is_the_same_in_every_process(order_id: str, shard: int, under_four: int) -> None:
     assert keys.order_status_shard(order_id) == shard
+    assert shard % 4 == under_four
 
 
 def test_status_shards_stay_in_range_and_all_get_used() -> None:

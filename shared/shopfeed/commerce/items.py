@@ -92,6 +92,10 @@ def product_from(item: Item, available: int | None = None) -> Product:
 
 STOCK_LAYOUT: Final = "StockLayout"
 STOCK_BUCKET: Final = "StockBucket"
+# A bucket's price version, and the mark of a bucket closed while a price change is written (it
+# holds the price version being written: decision 225).
+PRICED: Final = "priced"
+SEALED: Final = "sealed"
 # The single stock number a product item kept before buckets; the backfill moves it into them.
 LEGACY_AVAILABLE: Final = "available"
 
@@ -106,6 +110,9 @@ def stock_layout_from(item: Item) -> StockLayout:
         warehouses={str(w): int(n) for w, n in item["warehouses"].items()},
         price=_money(item["price"]),
         version=int(item["version"]),
+        # Layouts written before stepwise repricing have neither: their buckets are at version 1.
+        price_version=int(item.get("price_version", 1)),
+        repricing=bool(item.get("repricing", False)),
     )
 
 
@@ -120,6 +127,7 @@ def stock_bucket_item(layout: StockLayout, ref: BucketRef, available: int) -> It
         "bucket": ref.bucket,
         "available": available,
         "price": layout.price.model_dump(),
+        PRICED: layout.price_version,
     }
 
 

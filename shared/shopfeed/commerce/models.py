@@ -361,12 +361,17 @@ class BucketRef(Model):
 class StockLayout(Model):
     """How a product's stock is split: warehouse → bucket count (data: admins change it), the unit
     price every bucket carries (an order's price guard sits on the bucket it takes from), and the
-    layout's version (ETag of the inventory; a resize or a price change bumps it)."""
+    layout's version (ETag of the inventory; a resize or a price change bumps it).
+
+    ``price_version`` counts price changes: a bucket carries the one it was priced at (``priced``),
+    and ``repricing`` says a price change has not yet opened every bucket at it (decision 225)."""
 
     product_id: ProductId
     warehouses: dict[Warehouse, BucketCount]
     price: Money
     version: Version
+    price_version: int = 1
+    repricing: bool = False
 
     @property
     def buckets(self) -> tuple[BucketRef, ...]:

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from shopfeed.commerce import items, keys
-from shopfeed.commerce.inventory.stock import RESTOCK_SNAPSHOT, StockRepository, new_layout
+from shopfeed.commerce.inventory.stock import REPRICE_BUDGET_S, RESTOCK_SNAPSHOT, StockRepository, new_layout
 from shopfeed.commerce.models import Product, ProductSummary, Restocked, StockLayout
 from shopfeed.platform import dynamo
 from shopfeed.platform.cursors import CursorCodec
@@ -63,11 +63,12 @@ class CatalogRepository:
         return self._with_total(product, items.stock_layout_from(layout) if layout else None)
 
     def _with_total(self, product: dynamo.Item, layout: StockLayout | None) -> Product:
-        """The product with its buckets' total (one BatchGetItem); a product not backfilled yet answers
-        the number on its item."""
+        """The product with its buckets' total (``StockRepository.page_total``: one strong BatchGetItem up
+        to 100 buckets, kept 2 s per container past that); a product not backfilled yet answers the
+        number on its item."""
         if layout is None:
             return items.product_from(product)
-        return items.product_from(product, available=sum(level.available for level in self.stock.levels_of(layout)))
+        return items.product_from(product, available=self.stock.page_total(layout))
 
     def update_product(self, product_id: str, expected_version: int, changes: Mapping[str, Any], now: str) -> Product:
         # Every index reading a changed attribute takes its new keys (a moved category moves the product
@@ -86,14 +87,23 @@ class CatalogRepository:
         return self._with_total(item, self.stock.find_layout(product_id))
 
     def _reprice(self, product_id: str, expected_version: int, change: Update, price: Money) -> Product:
-        """A price change writes the product, its layout and every bucket in one transaction: orders
-        check the price on the bucket they take from (decision 153), never on the product item."""
+        """A price change: the product and its layout (new price, next price version, the ``repricing``
+        mark) in one transaction, then every bucket, sealed then opened, one UpdateItem each
+        (``StockRepository.finish_reprice``, decision 225): orders check the price on the bucket they
+        take from (decision 153), never on the product item. A price change left half done by an
+        earlier call is finished first."""
         for _ in range(_REPRICE_ATTEMPTS):
             layout = self.stock.find_layout(product_id)
+            if layout is not None and layout.repricing:
+                if not self.stock.finish_reprice(layout, REPRICE_BUDGET_S):
+                    raise Contention(f"the price change of product {product_id}")
+                continue
             transaction = Transaction()
             product = self._table.versioned_update_op(keys.product(product_id), expected_version, change)
             transaction.add("product", product)
-            for label, op in self.stock.reprice_ops(layout, price) if layout is not None else ():
+            # Buckets already at the price (a repeated PATCH that finished a change cut short) stay as they are.
+            repriced = layout is not None and layout.price != price
+            for label, op in self.stock.reprice_ops(layout, price) if layout is not None and repriced else ():
                 transaction.add(label, op)
             try:
                 self._table.transact(transaction, busy=f"product {product_id}")
@@ -106,6 +116,13 @@ class CatalogRepository:
                 if cancelled.failed_labels():
                     continue  # a resize moved the layout since it was read
                 raise
+            if (
+                layout is not None
+                and repriced
+                and not self.stock.finish_reprice(self.stock.repriced(layout, price), REPRICE_BUDGET_S)
+            ):
+                # Written so far is kept: the same PATCH at the product's new ETag finishes it.
+                raise Contention(f"the price change of product {product_id}")
             found = self.get_product(product_id)
             if found is None:
                 raise NotFound("product", product_id)

@@ -7,15 +7,17 @@ units restocked (zero for a pure resize). Reads of levels are strongly consisten
 layout's bucket keys: buckets are separate partitions, so no single Query can read them.
 """
 
+import contextlib
 import random
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
-from boto3.dynamodb.conditions import Attr
+from boto3.dynamodb.conditions import Attr, ConditionBase
 
 from shopfeed.commerce import items, keys
 from shopfeed.commerce.errors import BucketShort
@@ -49,6 +51,19 @@ _KEY: Final = "idempotency-key"
 _ADJUST_ATTEMPTS: Final = 4
 # How long a container keeps a layout for placing orders (decision 154).
 LAYOUT_TTL_S: Final = 30.0
+# How long a container keeps the page total of a product of more than 100 buckets (decision 229).
+PAGE_TOTAL_TTL_S: Final = 2.0
+# A resize of a large warehouse adds or removes at most this many buckets a transaction (decision 227).
+_STEP_BUCKETS: Final = 48
+# POST /stock spreads a restock over at most this many buckets (with its key record: one transaction).
+_RESTOCK_SPREAD: Final = 96
+# Short buckets an order of a product with more than 100 buckets meets before it reads them all.
+SHORT_GUESSES: Final = 3
+# A price change made by an API call stops starting writes after this long (the function's timeout
+# is 10 s, a call's worst case 7.7 s is not waited for: decision 225).
+REPRICE_BUDGET_S: Final = 5.0
+# A price change writes a product's buckets this many at a time (one UpdateItem each: decision 225).
+REPRICE_WORKERS: Final = 16
 
 RESTOCK_SNAPSHOT = Snapshot(Restocked, version=1)
 
@@ -64,13 +79,15 @@ def even_split(total: int, count: int) -> list[int]:
 
 
 def take_op(table: dynamo.Table, product_id: str, take: StockTake, unit_price: Money) -> "TransactWriteItemTypeDef":
-    """An order's take from one bucket: only if the bucket holds the units and still carries the price
-    the customer quoted (a failure returns the bucket as it was: its level and its price)."""
+    """An order's take from one bucket: only if the bucket holds the units, still carries the price
+    the customer quoted and is not closed by a price change being written (decision 225; a failure
+    returns the bucket as it was: its level, its price, its seal)."""
     condition = (
         Attr("PK").exists()
         & Attr("available").gte(take.quantity)
         & Attr("price.amount").eq(unit_price.amount)
         & Attr("price.currency").eq(unit_price.currency)
+        & Attr(items.SEALED).not_exists()
     )
     return table.update_op(
         keys.stock_bucket(product_id, take.warehouse, take.bucket),
@@ -122,11 +139,21 @@ class LineStock:
     avoid: set[BucketRef] = field(default_factory=set)
     read_all: bool = False
     must_read: bool = False
+    short: int = 0
+
+    def found_short(self, ref: BucketRef, available: int) -> None:
+        """A take found ``ref`` holding ``available``. Up to one BatchGetItem's worth of buckets the
+        next try reads them all; a product with more guesses another bucket first, up to
+        ``SHORT_GUESSES`` short ones, since reading 500 buckets is 5 BatchGetItems (decision 226)."""
+        self.known[ref] = available
+        self.read_all = False
+        self.short += 1
+        self.must_read = len(self.layout.buckets) <= _BATCH_KEYS or self.short >= SHORT_GUESSES
 
     def learn_all(self, levels: Iterable[BucketLevel]) -> None:
         self.known = {level.ref: level.available for level in levels}
         self.avoid = set()
-        self.read_all, self.must_read = True, False
+        self.read_all, self.must_read, self.short = True, False, 0
 
     @property
     def total(self) -> int:
@@ -135,6 +162,7 @@ class LineStock:
     def replace(self, layout: StockLayout) -> None:
         """Start over with ``layout`` (the one read had a bucket a resize has removed since)."""
         self.layout, self.known, self.avoid, self.read_all, self.must_read = layout, {}, set(), False, False
+        self.short = 0
 
     def choose(self, quantity: int) -> tuple[StockTake, ...] | None:
         """The buckets to take ``quantity`` from; None when only a strong read of every bucket can tell.
@@ -170,10 +198,14 @@ class StockRepository:
     """CommerceTable as stock buckets: the layout, the levels, moves between buckets, restocks and
     resizes. Orders take and restore through ``take_op`` / ``restore_op`` in their own transactions."""
 
-    def __init__(self, table: dynamo.Table, layout_ttl: float = LAYOUT_TTL_S) -> None:
+    def __init__(
+        self, table: dynamo.Table, layout_ttl: float = LAYOUT_TTL_S, page_total_ttl: float = PAGE_TOTAL_TTL_S
+    ) -> None:
         self._table = table
         self._layout_ttl = layout_ttl
         self._recent: dict[str, tuple[float, StockLayout]] = {}
+        self._page_total_ttl = page_total_ttl
+        self._totals: dict[str, tuple[float, int, int]] = {}
 
     # -- reads
 
@@ -221,14 +253,15 @@ class StockRepository:
         """Every bucket of ``layout``, strongly consistent (one BatchGetItem: at most MAX_BUCKETS keys)."""
         return self.levels_of_many([layout])[layout.product_id]
 
-    def levels_of_many(self, layouts: Sequence[StockLayout]) -> dict[str, list[BucketLevel]]:
-        """Every bucket of each layout, strongly consistent, one BatchGetItem per 100 buckets."""
+    def levels_of_many(self, layouts: Sequence[StockLayout], consistent: bool = True) -> dict[str, list[BucketLevel]]:
+        """Every bucket of each layout, strongly consistent unless told, one BatchGetItem per 100 buckets."""
         wanted = [(layout.product_id, ref) for layout in layouts for ref in layout.buckets]
         seen: dict[tuple[str, str, int], int] = {}
+        attributes = ("product_id", "warehouse", "bucket", "available")
         for start in range(0, len(wanted), _BATCH_KEYS):
             chunk = wanted[start : start + _BATCH_KEYS]
             bucket_keys = [keys.stock_bucket(p, ref.warehouse, ref.bucket) for p, ref in chunk]
-            for item in self._table.get_many(bucket_keys, ("product_id", "warehouse", "bucket", "available")):
+            for item in self._table.get_many(bucket_keys, attributes, consistent=consistent):
                 seen[(str(item["product_id"]), str(item["warehouse"]), int(item["bucket"]))] = int(item["available"])
         # A bucket of the layout always exists (they are written together); a missing one reads as 0.
         return {
@@ -242,6 +275,23 @@ class StockRepository:
             ]
             for layout in layouts
         }
+
+    def page_total(self, layout: StockLayout) -> int:
+        """The units a product page shows (decision 229). Up to one BatchGetItem of buckets (100), read
+        fresh, strongly (decision 157). Past that, kept per container for ``page_total_ttl`` seconds
+        (and while the layout's version holds) and read eventually consistent: a hot product's page
+        views then cost no bucket read within the window, and a refresh of 500 buckets is 5
+        BatchGetItems at 0.5 RCU a bucket, instead of 5 strong ones every view."""
+        if len(layout.buckets) <= _BATCH_KEYS:
+            return sum(level.available for level in self.levels_of(layout))
+        now = time.monotonic()
+        kept = self._totals.get(layout.product_id)
+        if kept and kept[1] == layout.version and now - kept[0] < self._page_total_ttl:
+            return kept[2]
+        levels = self.levels_of_many([layout], consistent=False)[layout.product_id]
+        total = sum(level.available for level in levels)
+        self._totals[layout.product_id] = (now, layout.version, total)
+        return total
 
     def total(self, product_id: str) -> int | None:
         """The units of every bucket (None without a layout): one GetItem and one BatchGetItem."""
@@ -300,27 +350,91 @@ class StockRepository:
         return ops
 
     def reprice_ops(self, layout: StockLayout, price: Money) -> list[tuple[str, "TransactWriteItemTypeDef"]]:
-        """The items that carry a new price to the layout and every bucket, for the product update's own
-        transaction: guarded by the layout's version, so a concurrent resize (new buckets at the old
-        price) cancels it instead of leaving a bucket behind."""
-        change = Update(set={"price": price.model_dump()}, add={"version": 1})
-        ops: list[tuple[str, TransactWriteItemTypeDef]] = [
-            (
-                LAYOUT,
-                self._table.update_op(
-                    keys.stock_layout(layout.product_id),
-                    change,
-                    condition=Attr("version").eq(layout.version),
-                    return_old_on_failure=True,
-                ),
-            )
-        ]
-        repriced = Update(set={"price": price.model_dump()})
-        for ref in layout.buckets:
-            key = keys.stock_bucket(layout.product_id, ref.warehouse, ref.bucket)
-            op = self._table.update_op(key, repriced, condition=Attr("PK").exists())
-            ops.append((bucket_label(layout.product_id, ref), op))
-        return ops
+        """The first step of a price change, for the product update's own transaction: the layout takes
+        the new price, the next price version and the ``repricing`` mark, guarded by its version (a
+        resize or another price change in between cancels it). The buckets follow in
+        ``finish_reprice``, one UpdateItem each (decision 225)."""
+        change = Update(
+            set={"price": price.model_dump(), "price_version": layout.price_version + 1, "repricing": True},
+            add={"version": 1},
+        )
+        op = self._table.update_op(
+            keys.stock_layout(layout.product_id),
+            change,
+            condition=Attr("version").eq(layout.version),
+            return_old_on_failure=True,
+        )
+        return [(LAYOUT, op)]
+
+    @staticmethod
+    def repriced(layout: StockLayout, price: Money) -> StockLayout:
+        """``layout`` as ``reprice_ops`` leaves it."""
+        return layout.model_copy(
+            update={
+                "price": price,
+                "price_version": layout.price_version + 1,
+                "version": layout.version + 1,
+                "repricing": True,
+            }
+        )
+
+    def finish_reprice(self, layout: StockLayout, budget_s: float | None = None) -> bool:
+        """Carry the layout's price to every bucket, in two passes, then clear the layout's mark.
+
+        First every bucket is sealed at the new price (``priced`` the layout's price version, ``sealed``
+        set): an order quoting the old price meets the new one and is answered ``price-changed``, an
+        order quoting the new one is refused by the seal and tries another bucket. Only once every
+        bucket is sealed are they opened: so every sale at the old price happens before every sale at
+        the new one, never the two at once. Each write is one conditional UpdateItem (a transaction
+        over many buckets would meet an order on one of them nearly every time during a sale), guarded
+        by the price version, so the passes can be run again (by anyone: a later price change or resize
+        of the product resumes an interrupted one) and a slower, older price change never writes over a
+        newer one. A run first reads where the buckets stand (strong, one BatchGetItem per 100) and
+        writes only what is left, so a run cut short by its timeout is progress the next one keeps.
+        Workers write in parallel: the seal lasts the two passes. With ``budget_s``, no write starts
+        after that many seconds (an API call stops before its function's timeout would cut it): False
+        when some were left, the mark still set, for the next run."""
+        deadline = None if budget_s is None else time.monotonic() + budget_s
+        version = layout.price_version
+        sealed = Update(set={"price": layout.price.model_dump(), items.PRICED: version, items.SEALED: version})
+        older = Attr("PK").exists() & (Attr(items.PRICED).not_exists() | Attr(items.PRICED).lt(version))
+        opened = Update(remove=[items.SEALED])
+        at_version = Attr(items.PRICED).eq(version)
+        stand = self._price_marks(layout)
+        to_seal = [key for key, (priced, _) in stand if priced < version]
+        to_open = [key for key, (priced, seal) in stand if priced < version or seal]
+        with ThreadPoolExecutor(max_workers=REPRICE_WORKERS) as pool:
+            if not all(pool.map(lambda key: self._write_if(key, sealed, older, deadline), to_seal)):
+                return False  # not every bucket sealed: none may open
+            if not all(pool.map(lambda key: self._write_if(key, opened, at_version, deadline), to_open)):
+                return False
+        self._write_if(
+            keys.stock_layout(layout.product_id),
+            Update(set={"repricing": False}),
+            Attr("price_version").eq(version),
+        )
+        return True
+
+    def _price_marks(self, layout: StockLayout) -> list[tuple[keys.Key, tuple[int, bool]]]:
+        """Each bucket's key with its price version (1 when it has none) and whether it is sealed."""
+        bucket_keys = [keys.stock_bucket(layout.product_id, ref.warehouse, ref.bucket) for ref in layout.buckets]
+        marks: dict[str, tuple[int, bool]] = {}
+        for start in range(0, len(bucket_keys), _BATCH_KEYS):
+            for item in self._table.get_many(
+                bucket_keys[start : start + _BATCH_KEYS], ("PK", items.PRICED, items.SEALED)
+            ):
+                marks[str(item["PK"])] = (int(item.get(items.PRICED, 1)), items.SEALED in item)
+        # A bucket the read did not find is written anyway: its condition refuses it if it is gone.
+        return [(key, marks.get(key["PK"], (0, True))) for key in bucket_keys]
+
+    def _write_if(self, key: keys.Key, change: Update, condition: ConditionBase, deadline: float | None = None) -> bool:
+        """One conditional UpdateItem; a failed condition is work already done (or a newer price
+        change's), not an error. False, writing nothing, past ``deadline`` (time.monotonic)."""
+        if deadline is not None and time.monotonic() >= deadline:
+            return False
+        with contextlib.suppress(dynamo.ConditionFailed):
+            self._table.update(key, change, condition=condition)
+        return True
 
     def move(self, product_id: str, source: BucketRef, target: BucketRef, units: int) -> None:
         """Move ``units`` from ``source`` to ``target`` in one TransactWriteItems: the source guarded
@@ -367,19 +481,17 @@ class StockRepository:
             layout = self.layout(product_id)
             if layout.version != expected_version:
                 raise StaleVersion("inventory", product_id, layout.version)
+            if layout.repricing:
+                # New buckets take the layout's price: the price change reaches the others first.
+                if not self.finish_reprice(layout, REPRICE_BUDGET_S):
+                    raise Contention(f"the price change of product {product_id}")
+                layout = layout.model_copy(update={"repricing": False})
+            before = layout.warehouses.get(warehouse, 0)
+            if max(before, buckets or 1) + 1 > dynamo.MAX_TRANSACTION_ITEMS:
+                return self._adjust_in_steps(layout, warehouse, restock, buckets or before)
             transaction, after, levels = self._adjustment(layout, warehouse, restock, buckets)
-            try:
-                self._table.transact(transaction, busy=f"stock of product {product_id}")
-            except dynamo.TransactionCancelled as cancelled:
-                if cancelled.failed(LAYOUT):
-                    current = cancelled.reason(LAYOUT).item
-                    if current is None:
-                        raise NotFound("product", product_id) from cancelled
-                    raise StaleVersion("inventory", product_id, int(current["version"])) from cancelled
-                if cancelled.failed_labels(BUCKET):
-                    continue  # an order took from a bucket since it was read: read again
-                raise
-            return after, levels
+            if self._changed_layout(product_id, transaction):
+                return after, levels
         raise Contention(f"stock of product {product_id}")
 
     def _adjustment(
@@ -388,25 +500,14 @@ class StockRepository:
         product_id = layout.product_id
         before = layout.warehouses.get(warehouse, 0)
         count = buckets if buckets is not None else max(before, 1)
-        warehouses = {**layout.warehouses, warehouse: count}
-        if sum(warehouses.values()) > MAX_BUCKETS:
-            raise InvalidRequest(f"A product's stock is split into at most {MAX_BUCKETS} buckets in all.")
+        warehouses = _checked(layout, warehouse, count)
         after = layout.model_copy(update={"warehouses": warehouses, "version": layout.version + 1})
         current = [level for level in self.levels_of(layout) if level.warehouse == warehouse]
         total = sum(level.available for level in current) + restock
         if total > MAX_STOCK * count:
             raise InvalidRequest(f"A bucket holds at most {MAX_STOCK} units.")
         target = even_split(total, count)
-        transaction = Transaction()
-        transaction.add(
-            LAYOUT,
-            self._table.update_op(
-                keys.stock_layout(product_id),
-                Update(set={"warehouses": warehouses}, add={"version": 1}),
-                condition=Attr("version").eq(layout.version),
-                return_old_on_failure=True,
-            ),
-        )
+        transaction = self._resized(layout, warehouses)
         for level in current:
             ref, key = level.ref, keys.stock_bucket(product_id, warehouse, level.bucket)
             if level.bucket >= count:
@@ -427,6 +528,131 @@ class StockRepository:
         levels = [BucketLevel(warehouse=warehouse, bucket=n, available=target[n]) for n in range(count)]
         return transaction, after, levels
 
+    def _resized(self, layout: StockLayout, warehouses: Mapping[str, int]) -> Transaction:
+        """A transaction that starts with the layout's new bucket counts, guarded by its version."""
+        transaction = Transaction()
+        transaction.add(
+            LAYOUT,
+            self._table.update_op(
+                keys.stock_layout(layout.product_id),
+                Update(set={"warehouses": dict(warehouses)}, add={"version": 1}),
+                condition=Attr("version").eq(layout.version),
+                return_old_on_failure=True,
+            ),
+        )
+        return transaction
+
+    def _changed_layout(self, product_id: str, transaction: Transaction) -> bool:
+        """Commit a layout change guarded by the layout's version; False when an order took from a
+        bucket it changes since the levels were read (read again), StaleVersion when the layout moved."""
+        try:
+            self._table.transact(transaction, busy=f"stock of product {product_id}")
+        except dynamo.TransactionCancelled as cancelled:
+            if cancelled.failed(LAYOUT):
+                current = cancelled.reason(LAYOUT).item
+                if current is None:
+                    raise NotFound("product", product_id) from cancelled
+                raise StaleVersion("inventory", product_id, int(current["version"])) from cancelled
+            if cancelled.failed_labels(BUCKET):
+                return False
+            raise
+        return True
+
+    def _adjust_in_steps(
+        self, layout: StockLayout, warehouse: str, restock: int, count: int
+    ) -> tuple[StockLayout, list[BucketLevel]]:
+        """A resize or restock of a warehouse of more buckets than one transaction holds (decision 227):
+        steps of at most ``_STEP_BUCKETS`` buckets added or removed, each one TransactWriteItems guarded
+        by the version the step before wrote (the first by If-Match), each leaving a layout that is
+        whole on its own: new buckets are put before the layout names them, removed ones are deleted at
+        the level read with their units added to survivors. The restock goes into the first step. Then
+        the warehouse is evened out by zero-sum moves (``even_out``). Interrupted, it leaves a valid
+        layout at the last step's version: nothing lost, and the admin's PUT again finishes it."""
+        product_id = layout.product_id
+        _checked(layout, warehouse, count)
+        held = sum(level.available for level in self.levels_of(layout) if level.warehouse == warehouse)
+        if held + restock > MAX_STOCK * count:
+            raise InvalidRequest(f"A bucket holds at most {MAX_STOCK} units.")
+        current, left, first = layout, restock, True
+        for _ in range(_ADJUST_ATTEMPTS * (1 + MAX_BUCKETS // _STEP_BUCKETS)):
+            before = current.warehouses.get(warehouse, 0)
+            if before == count and not first:
+                self.even_out(current, warehouse)
+                return current, [level for level in self.levels_of(current) if level.warehouse == warehouse]
+            step = min(count, before + _STEP_BUCKETS) if count >= before else max(count, before - _STEP_BUCKETS)
+            transaction, after = self._step(current, warehouse, left, step)
+            if self._changed_layout(product_id, transaction):
+                current, left, first = after, 0, False
+        raise Contention(f"stock of product {product_id}")
+
+    def _step(self, layout: StockLayout, warehouse: str, restock: int, count: int) -> tuple[Transaction, StockLayout]:
+        """One step of ``_adjust_in_steps``: the warehouse from its count to ``count`` (at most
+        ``_STEP_BUCKETS`` apart), ``restock`` units in, every unit kept."""
+        product_id = layout.product_id
+        before = layout.warehouses.get(warehouse, 0)
+        warehouses = {**layout.warehouses, warehouse: count}
+        after = layout.model_copy(update={"warehouses": warehouses, "version": layout.version + 1})
+        transaction = self._resized(layout, warehouses)
+        additions: Counter[int] = Counter()
+        if count > before:
+            # New buckets, the restock spread over them: put before the layout names them (same commit).
+            for n, units in zip(range(before, count), even_split(restock, count - before), strict=True):
+                ref = BucketRef(warehouse=warehouse, bucket=n)
+                item = items.stock_bucket_item(layout, ref, units)
+                transaction.add(bucket_label(product_id, ref), self._table.put_op(item, if_absent=True))
+        else:
+            removed = [BucketRef(warehouse=warehouse, bucket=n) for n in range(count, before)]
+            found = self._table.get_many(
+                [keys.stock_bucket(product_id, ref.warehouse, ref.bucket) for ref in removed], ("bucket", "available")
+            )
+            levels = {int(item["bucket"]): int(item["available"]) for item in found}
+            for ref in removed:
+                level = levels.get(ref.bucket, 0)
+                key = keys.stock_bucket(product_id, warehouse, ref.bucket)
+                transaction.add(
+                    bucket_label(product_id, ref), self._table.delete_op(key, condition=Attr("available").eq(level))
+                )
+                additions[ref.bucket % count] += level
+            for n, units in enumerate(even_split(restock, min(count, _STEP_BUCKETS))):
+                additions[n] += units
+        for n, units in sorted(additions.items()):
+            if units:
+                ref = BucketRef(warehouse=warehouse, bucket=n)
+                key = keys.stock_bucket(product_id, warehouse, n)
+                change = Update(add={"available": units})
+                transaction.add(
+                    bucket_label(product_id, ref), self._table.update_op(key, change, condition=Attr("PK").exists())
+                )
+        return transaction, after
+
+    def even_out(self, layout: StockLayout, warehouse: str) -> None:
+        """Even a warehouse's buckets by moves, as many per TransactWriteItems as its 100 items hold:
+        each transaction is zero-sum (donors guarded ``available >= units``, receivers by existence),
+        so an order in between can cancel one, never make or lose a unit. A cancelled group is planned
+        again from a fresh read, a few rounds; what is left uneven the rebalancer evens later."""
+        for _ in range(_ADJUST_ATTEMPTS):
+            levels = [level for level in self.levels_of(layout) if level.warehouse == warehouse]
+            target = even_split(sum(level.available for level in levels), len(levels))
+            donors = [(lv.ref, lv.available - target[lv.bucket]) for lv in levels if lv.available > target[lv.bucket]]
+            takers = [(lv.ref, target[lv.bucket] - lv.available) for lv in levels if lv.available < target[lv.bucket]]
+            groups = _zero_sum_groups(donors, takers, dynamo.MAX_TRANSACTION_ITEMS)
+            if not groups:
+                return
+            even = True
+            for deltas in groups:
+                transaction = Transaction()
+                for ref, delta in deltas.items():
+                    key = keys.stock_bucket(layout.product_id, ref.warehouse, ref.bucket)
+                    guard = Attr("PK").exists() & Attr("available").gte(-delta) if delta < 0 else Attr("PK").exists()
+                    op = self._table.update_op(key, Update(add={"available": delta}), condition=guard)
+                    transaction.add(bucket_label(layout.product_id, ref), op)
+                try:
+                    self._table.transact(transaction, busy=f"stock of product {layout.product_id}")
+                except (dynamo.TransactionCancelled, Contention):
+                    even = False  # orders took from a donor since the read: plan again
+            if even:
+                return
+
     def restock(
         self, product_id: str, quantity: int, request: IdempotentRequest, restocked: Restocked, now: datetime
     ) -> Created[Restocked]:
@@ -440,7 +666,9 @@ class StockRepository:
                 warehouse = DEFAULT_WAREHOUSE if DEFAULT_WAREHOUSE in layout.warehouses else min(layout.warehouses)
                 additions = [
                     (bucket_label(product_id, BucketRef(warehouse=warehouse, bucket=n)), key, share)
-                    for n, share in enumerate(even_split(quantity, layout.warehouses[warehouse]))
+                    # Past 96 buckets, over the first 96 (the key record takes the 100th item); the
+                    # rebalancer, or an inventory PUT, evens them (decision 227).
+                    for n, share in enumerate(even_split(quantity, min(layout.warehouses[warehouse], _RESTOCK_SPREAD)))
                     if share and (key := keys.stock_bucket(product_id, warehouse, n))
                 ]
             transaction = Transaction()
@@ -471,6 +699,40 @@ class StockRepository:
                 raise
             return Created(restocked)
         raise Contention(f"stock of product {product_id}")
+
+
+def _checked(layout: StockLayout, warehouse: str, count: int) -> dict[str, int]:
+    """The layout's warehouses with ``warehouse`` at ``count`` buckets, within MAX_BUCKETS in all."""
+    warehouses = {**layout.warehouses, warehouse: count}
+    if sum(warehouses.values()) > MAX_BUCKETS:
+        raise InvalidRequest(f"A product's stock is split into at most {MAX_BUCKETS} buckets in all.")
+    return warehouses
+
+
+def _zero_sum_groups(
+    donors: Sequence[tuple[BucketRef, int]], takers: Sequence[tuple[BucketRef, int]], limit: int
+) -> list[dict[BucketRef, int]]:
+    """Moves from ``donors`` (surplus) to ``takers`` (shortfall), grouped so a group names at most
+    ``limit`` buckets and its deltas sum to zero: each group is one transaction."""
+    groups: list[dict[BucketRef, int]] = []
+    group: Counter[BucketRef] = Counter()
+    give, take = [units for _, units in donors], [units for _, units in takers]
+    d = t = 0
+    while d < len(donors) and t < len(takers):
+        source, target = donors[d][0], takers[t][0]
+        if len(set(group) | {source, target}) > limit:
+            groups.append(dict(group))
+            group = Counter()
+        units = min(give[d], take[t])
+        group[source] -= units
+        group[target] += units
+        give[d] -= units
+        take[t] -= units
+        d += give[d] == 0
+        t += take[t] == 0
+    if group:
+        groups.append(dict(group))
+    return groups
 
 
 def _moved_into_buckets(table: dynamo.Table, product_id: str, available: int, price: Money) -> Transaction:

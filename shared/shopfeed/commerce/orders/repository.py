@@ -211,11 +211,13 @@ class CommerceRepository(CatalogRepository):
                     price = Money(amount=int(bucket["price"]["amount"]), currency=bucket["price"]["currency"])
                     if price != line.unit_price:
                         repriced.append(PriceChange(line.product_id, line.unit_price.model_dump(), price.model_dump()))
-                    # Short: one strong read of every bucket next, rather than guessing bucket by bucket.
+                    elif items.SEALED in bucket:
+                        # At the quoted price but closed while a price change opens the buckets: busy.
+                        stock.avoid.add(ref)
+                        continue
+                    # Short: a strong read of every bucket next (past 100 buckets, after a few guesses).
                     short = short or int(bucket["available"]) < take.quantity
-                    stock.known[ref] = int(bucket["available"])
-                    stock.read_all = False
-                    stock.must_read = True
+                    stock.found_short(ref, int(bucket["available"]))
         # Short beats repriced (as it always has): a short line is read again, and refused if no bucket
         # holds it; a changed price refuses the order when every line could have been served.
         if repriced and not short:
