@@ -109,13 +109,15 @@ check: $(VENV)/.synced $(LOCUST)  ## while working: ruff, then unit, moto, local
 	$(VENV)/bin/ruff format --check .
 	$(PYTEST) -n auto -m "not tooling" $(if $(K),-k "$(K)") $(CHECK_TIERS)
 
-# Every tier but sam local in one xdist run: DynamoDB Local modules, the e2e stack and the fuzz stack each
-# hold an xdist group, so the slow tiers overlap instead of running one after another. sam local runs
-# after, alone: its containers reach the engines through the container network, whose connects outlast
-# the functions' 2 s connect timeout on two loaded cores (seen once in the parallel run).
+# Every tier in one xdist run: each DynamoDB Local module, the e2e stack, the fuzz stack, the faulted stack
+# and sam local hold an xdist group (one worker each, its fixtures started once: tests/conftest.py makes
+# the groups hold under pytest 9), so the slow tiers overlap instead of running one after another.
+# --loadscope-reorder (xdist's default) hands out the largest groups first. sam local's containers get
+# a larger call-timeout scale of their own (local/samlocal/env.py): they reach the engines through the
+# container network, whose connects outlasted the functions' timeout on two loaded cores.
+TEST_TIERS := $(CHECK_TIERS) tests/ddblocal tests/e2e tests/samlocal
 test: deps  ## before pushing (and in CI): every test layer, the tool checks (sam build, checkov) and sam local
-	$(PYTEST) -n 2 --dist loadgroup --durations=25 $(CHECK_TIERS) tests/ddblocal tests/e2e
-	$(PYTEST) tests/samlocal
+	$(PYTEST) -n 2 --dist loadgroup --durations=25 $(TEST_TIERS)
 
 test-unit: $(VENV)/.synced
 	$(PYTEST) tests/unit

@@ -9,6 +9,7 @@ from functools import cache
 from types import ModuleType
 
 import pytest
+from _pytest.nodeid import NodeId
 
 import shopfeed
 from shopfeed.platform import clients
@@ -32,6 +33,26 @@ TEST_ENVIRONMENT = {
     "POWERTOOLS_METRICS_NAMESPACE": "shopfeed",
     "POWERTOOLS_LOG_LEVEL": "WARNING",
 }
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``--dist loadgroup``: each test marked ``xdist_group(name)`` carries ``@name`` in its node id, which
+    is how xdist's scheduler keeps a group on one worker.
+
+    pytest-xdist 3.8 (the latest) adds the suffix by assigning ``item._nodeid``, which pytest 9.2 no
+    longer reads (a node id is ``str(item._id)``): every group was silently split over both workers, so
+    both started each e2e stack and each volume module's DynamoDB Local. This sets the id pytest reads,
+    as xdist would, until xdist does it itself (then the suffix is already there and this does nothing).
+    """
+    if not getattr(config.option, "loadgroup", False):  # set on xdist's workers only
+        return
+    for item in items:
+        marks = item.iter_markers("xdist_group")
+        names = {str(mark.args[0] if mark.args else mark.kwargs.get("name", "default")) for mark in marks}
+        suffix = "@" + "_".join(sorted(names))
+        if names and not item.nodeid.endswith(suffix):
+            item._id = NodeId.parse(item.nodeid + suffix)
 
 
 @cache

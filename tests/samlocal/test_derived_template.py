@@ -3,6 +3,7 @@
 import pytest
 
 from local import cfn
+from local.engines import CALL_TIMEOUT_SCALE
 from local.samlocal import env, template
 
 pytestmark = [pytest.mark.samlocal, pytest.mark.xdist_group("samlocal")]
@@ -49,3 +50,12 @@ def test_env_vars_point_loopback_endpoints_at_the_container_host() -> None:
     assert local["AWS_ENDPOINT_URL_DYNAMODB"] == "http://host.containers.internal:8000"
     assert remote["AWS_ENDPOINT_URL_DYNAMODB"] == "http://dynamodb.example:8000"
     assert (local["COMMERCE_TABLE_NAME"], local["CURSOR_SECRET_ARN"]) == ("CommerceTable", "")
+
+
+def test_containers_calls_wait_longer_than_the_local_stacks_functions() -> None:
+    # when
+    scale = env.variables("http://127.0.0.1:8000")["CALL_TIMEOUT_SCALE"]
+
+    # then sam local's containers, reaching the engines through the container network beside the rest
+    # of `make test`, wait longer than the local stack's functions before a call times out
+    assert float(scale) > float(CALL_TIMEOUT_SCALE)

@@ -7,6 +7,10 @@ import pytest
 
 from local import dynamodb_local
 
+# The JVM answers in ~2 s on an idle machine; a volume module starts one of its own while the other
+# worker is busy, and on two cores shared further it once took over 30 s (the default) to answer.
+STARTUP_TIMEOUT_S = 120
+
 
 @contextmanager
 def running_dynamodb_local() -> Iterator[dynamodb_local.DynamoDBLocal]:
@@ -15,7 +19,7 @@ def running_dynamodb_local() -> Iterator[dynamodb_local.DynamoDBLocal]:
     reason = dynamodb_local.available()
     if reason:
         pytest.fail(f"DynamoDB Local cannot run: {reason}", pytrace=False)
-    engine = dynamodb_local.start()
+    engine = dynamodb_local.start(timeout=STARTUP_TIMEOUT_S)
     try:
         yield engine
     finally:

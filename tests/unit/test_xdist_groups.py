@@ -1,0 +1,86 @@
+"""`make test` runs with ``--dist loadgroup``: a module marked ``xdist_group`` must run on one worker, so
+its session and module fixtures (an e2e stack, a volume module's DynamoDB Local) start once.
+
+pytest-xdist 3.8 under pytest 9.2 split every group over both workers (tests/conftest.py says why);
+this runs a small suite the way `make test` does, with the hook tests/conftest.py adds, and checks.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from local.cfn import ROOT
+
+CONFTEST = """
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import pytest_collection_modifyitems  # noqa: F401 - the hook under test
+
+
+@pytest.fixture(scope="session")
+def stack():
+    with (Path(__file__).parent / "started").open("a") as started:
+        started.write(os.environ["PYTEST_XDIST_WORKER"] + "\\n")
+
+
+@pytest.fixture(autouse=True)
+def where(request):
+    with (Path(__file__).parent / "ran").open("a") as ran:
+        ran.write(f"{request.node.name} {os.environ['PYTEST_XDIST_WORKER']}\\n")
+"""
+
+GROUPED = """
+import pytest
+
+pytestmark = [pytest.mark.xdist_group("stacked")]
+
+
+@pytest.mark.parametrize("n", range(6))
+def test_grouped(stack, n):
+    pass
+
+
+def test_grouped_too(stack):
+    pass
+"""
+
+FREE = """
+import pytest
+
+
+@pytest.mark.parametrize("n", range(20))
+def test_free(n):
+    pass
+"""
+
+
+def test_a_group_and_its_session_fixture_stay_on_one_worker(tmp_path: Path) -> None:
+    # given a group of seven tests using a session fixture, and twenty tests of no group
+    (tmp_path / "conftest.py").write_text(CONFTEST)
+    (tmp_path / "test_grouped.py").write_text(GROUPED)
+    (tmp_path / "test_free.py").write_text(FREE)
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+
+    # when they run as `make test` runs its tiers
+    finished = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup", "."],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'shared'}"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    # then the group ran on one worker, which started the fixture once; the others used both workers
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    ran = dict(line.split() for line in (tmp_path / "ran").read_text().splitlines())
+    assert len(ran) == 27
+    grouped = {worker for name, worker in ran.items() if name.startswith("test_grouped")}
+    assert len(grouped) == 1, ran
+    assert (tmp_path / "started").read_text().split() == list(grouped)
+    assert set(ran.values()) == {"gw0", "gw1"}
