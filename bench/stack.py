@@ -16,6 +16,7 @@ import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -125,8 +126,13 @@ class LocalStack:
     url: str
     state_dir: Path
 
+    @cached_property
+    def signing_key(self) -> SigningKey:
+        """Read once: reading the key checks it (0.1-0.2 s), minting a token takes milliseconds."""
+        return SigningKey.load_or_create(self.state_dir)
+
     def token(self, sub: str, *groups: str) -> str:
-        return SigningKey.load_or_create(self.state_dir).mint(issuer_for(int(self.url.rsplit(":", 1)[1])), sub, groups)
+        return self.signing_key.mint(issuer_for(int(self.url.rsplit(":", 1)[1])), sub, groups)
 
     def post(self, path: str, body: Any, sub: str, *groups: str, headers: Mapping[str, str] = {}) -> Any:
         """``POST path`` with a JSON body as ``sub``; the answer's JSON (an HTTP error raises)."""
