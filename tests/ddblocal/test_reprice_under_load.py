@@ -60,14 +60,29 @@ def test_orders_racing_a_price_change_over_120_buckets_sell_at_one_price_at_a_ti
     old = [one for one in orders if one.answer.status == 201 and _price(one) == OLD]
     new = [one for one in orders if one.answer.status == 201 and _price(one) == NEW]
     assert len(old) + len(new) == sum(1 for one in orders if one.answer.status == 201)
-    assert old, "the sale sold at the old price before the change"
-    assert new, "the sale sold at the new price after the change"
+    # (how the sale and the change interleave is the machine's: on a loaded one the change may end
+    # before or after every buyer, so neither side is required to have sold in the race; the orders
+    # after it show the new price selling)
+    assert old or new
 
     # and no old-price order began after a new-price order was answered, nor after the change was
     # answered: the old price stopped selling before the new one started
-    first_new_answered = min(one.started + one.seconds for one in new)
-    assert all(one.started < first_new_answered for one in old)
+    if new:
+        first_new_answered = min(one.started + one.seconds for one in new)
+        assert all(one.started < first_new_answered for one in old)
     assert all(one.started < patched.started + patched.seconds for one in old)
+
+    # and after the race the new price sells and the old one is refused
+    after = [
+        Call("POST", "/orders", order_body(line(PRODUCT, 1, price)), idempotency_key(), sub="U-AFTER")
+        for price in (NEW, OLD)
+    ]
+    ((placed, refused),) = in_containers([after])
+    assert placed.answer.status == 201, placed.answer.text
+    assert _price(placed) == NEW
+    assert refused.answer.status == 409
+    assert refused.answer.json["type"].endswith("/price-changed")
+    new.append(placed)
 
     # and every unit is accounted for: in its bucket, or on the line of an order that took it
     buckets = {int(b["bucket"]): b for b in stored.of(items.STOCK_BUCKET)}
