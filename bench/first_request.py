@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from bench.markdown import ms, table
 from local.cfn import ROOT
+from local.engines import CALL_TIMEOUT_SCALE
 
 FUNCTIONS = ROOT / "functions"
 SHARED = ROOT / "shared"
@@ -237,6 +238,10 @@ def _environment(endpoint: str) -> dict[str, str]:
         "POWERTOOLS_METRICS_NAMESPACE": "shopfeed",
         "POWERTOOLS_LOG_LEVEL": "WARNING",
         "POWERTOOLS_METRICS_DISABLED": "true",
+        # moto copies every table on each transaction, so a transaction slows as the rounds' orders
+        # pile up; with the deployed timeouts the SDK gave up and retried while moto still ran the
+        # first, and two transactions at once break moto's copy (a 503 on an idle machine)
+        "CALL_TIMEOUT_SCALE": CALL_TIMEOUT_SCALE,
     }
 
 
