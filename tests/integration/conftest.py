@@ -39,6 +39,11 @@ def aws() -> Iterator[None]:
     """
     mock = mock_aws()
     mock.start(reset=False)
+    # What another tier left in this worker's moto (a DynamoDB Local test's queues and their messages
+    # live in moto too) is forgotten before, not only after: a feed counters test's backfill tasks were
+    # read off the next fanout test's queue.
+    forget_all_but_dynamodb()
+    empty_tables()
     try:
         missing = COMMERCE_TABLES - set(clients.dynamodb().list_tables()["TableNames"])
         if missing:
