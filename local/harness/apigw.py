@@ -8,7 +8,23 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+from local import cfn
+from local.gateway import RouteTable
+
 EVENTS = Path(__file__).resolve().parents[2] / "events"
+
+
+@cache
+def _routes() -> RouteTable:
+    return RouteTable(cfn.http_api_routes())
+
+
+def route_key(method: str, path: str) -> str:
+    """The ``routeKey`` API Gateway sends for ``method path``: the template route it selects
+    (``GET /products/{product_id}``), or ``$default`` for a path no route matches, which the API would
+    answer itself and a test sends to a function anyway."""
+    found = _routes().match(method, path)
+    return found[0].key if found else "$default"
 
 
 @cache
@@ -39,7 +55,7 @@ def http_event(
 ) -> dict[str, Any]:
     event = copy.deepcopy(sample("api/place_order.json"))
     query = {k: v for k, v in (query or {}).items() if v is not None}
-    event["routeKey"] = f"{method} {path}"
+    event["routeKey"] = route_key(method, path)
     event["rawPath"] = path
     event["rawQueryString"] = urlencode(query)
     event["queryStringParameters"] = {k: str(v) for k, v in query.items()} or None

@@ -1,4 +1,4 @@
-"""What each function's entry point imports: nothing its first request does not run (decisions 176–178, 214).
+"""What each function's entry point imports: nothing its first request does not run (decisions 176–178, 214, 233).
 
 Every function of template.yaml is imported as Lambda imports it (its CodeUri directory and the layer
 first on sys.path, no AWS_LAMBDA_FUNCTION_NAME so nothing is primed) in a fresh interpreter, and the
@@ -45,6 +45,14 @@ NOT_IN_HTTP = {
 # Module names ending so, which no HTTP entry point loads at import (decision 214).
 NOT_IN_HTTP_BY_NAME = {
     ".repository": "a repository (the composition root builds it: priming at init, or the first request)",
+}
+# Module names with these segments, which an API's own import loads none of: its route groups are imported
+# on their first request, and priming imports them all (decision 233). The kind's rules above hold for
+# what the groups bring as well: an API is checked with every group loaded too.
+NOT_IN_API_IMPORT_BY_SEGMENT = {
+    "routes": "a route group, or what the groups share (a request imports its group, priming every one)",
+    "schemas": "a route group's request and answer schemas (they come with the group)",
+    "models": "the models a route group's services return (they come with the group)",
 }
 # What no other function may load: the HTTP resolver is an API's alone.
 NOT_OUTSIDE_HTTP = {
@@ -163,6 +171,17 @@ def refused(
     return found
 
 
+def refused_at_api_import(modules: Iterable[str]) -> dict[str, str]:
+    """Each module an API entry point's plain import may not load, with why (decision 233)."""
+    found = {}
+    for module in modules:
+        segments = module.split(".")
+        for segment, why in NOT_IN_API_IMPORT_BY_SEGMENT.items():
+            if segments[0] == "shopfeed" and segment in segments[1:]:
+                found[module] = why
+    return found
+
+
 def _refused_by(function: Function, modules: frozenset[str]) -> dict[str, str]:
     served = served_contexts(function.entry_point)
     allowed = frozenset().union(*(composed_surface(c) for c in served if c in COMPOSERS))
@@ -182,11 +201,49 @@ def test_every_function_of_the_template_is_checked() -> None:
 @pytest.mark.parametrize("function", FUNCTIONS, ids=lambda f: f.name)
 def test_an_entry_point_imports_only_what_its_kind_runs(function: Function) -> None:
     # given a fresh interpreter, as a cold start has
-    # when the entry point is imported as Lambda imports it
-    modules = loaded_modules(f"import {function.module}", function.directory, SHARED)
+    # when the entry point is imported as Lambda imports it (an API with every route group loaded too,
+    # as its first requests or priming load them)
+    statement = f"import {function.module}"
+    if function.http:
+        statement += f"; {function.module}.app.load_all()"
+    modules = loaded_modules(statement, function.directory, SHARED)
     # then nothing its kind never runs was loaded
     found = _refused_by(function, modules)
     assert not found, "\n".join(f"{module}: {why}" for module, why in sorted(found.items()))
+
+
+HTTP_FUNCTIONS = [f for f in FUNCTIONS if f.http]
+
+
+@pytest.mark.parametrize("function", HTTP_FUNCTIONS, ids=lambda f: f.name)
+def test_an_api_entry_point_imports_no_route_group_and_nothing_its_groups_declare(function: Function) -> None:
+    # given a fresh interpreter, when the API's entry point is imported as Lambda imports it, unprimed
+    modules = loaded_modules(f"import {function.module}", function.directory, SHARED)
+    # then no route module, schema or model was loaded: a request imports its own group
+    found = refused_at_api_import(modules)
+    assert not found, "\n".join(f"{module}: {why}" for module, why in sorted(found.items()))
+    # and loading the groups is what brings them (the rule is not vacuous)
+    loaded = loaded_modules(f"import {function.module}; {function.module}.app.load_all()", function.directory, SHARED)
+    assert {m for m in refused_at_api_import(loaded) if m.endswith(".routes") or ".routes." in m}
+
+
+@pytest.mark.parametrize(
+    ("module", "is_refused"),
+    [
+        ("shopfeed.commerce.routes.products", True),
+        ("shopfeed.commerce.routes", True),
+        ("shopfeed.accounts.routes", True),
+        ("shopfeed.feed.routes.params", True),
+        ("shopfeed.commerce.cart.schemas", True),
+        ("shopfeed.feed.models", True),
+        ("shopfeed.platform.models", True),
+        ("shopfeed.commerce.bootstrap", False),
+        ("shopfeed.platform.http", False),
+        ("aws_lambda_powertools.event_handler.openapi.models", False),
+    ],
+)
+def test_a_route_group_module_at_an_api_import_is_caught(module: str, is_refused: bool) -> None:
+    assert bool(refused_at_api_import([module])) is is_refused
 
 
 # -- the rules themselves, on modules lists made up for the purpose ----------------------------------

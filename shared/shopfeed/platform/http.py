@@ -1,7 +1,8 @@
 """The HTTP edge shared by every API function: resolver construction, problem+json, caller, headers."""
 
+import importlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from http import HTTPStatus
 from typing import Annotated, Any
 from urllib.parse import unquote
@@ -12,6 +13,7 @@ from aws_lambda_powertools.event_handler.depends import Depends
 from aws_lambda_powertools.event_handler.middlewares.openapi_validation import OpenAPIRequestValidationMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.request import Request
+from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import BaseModel
 
@@ -113,7 +115,19 @@ class _RequestGuard(OpenAPIRequestValidationMiddleware):
 
 def build_resolver(*routers: Router) -> APIGatewayHttpResolver:
     """An HTTP API (payload 2.0) resolver with the request guard, validation, problem+json errors and the routers."""
-    app = APIGatewayHttpResolver(enable_validation=True)
+    app = _configured(APIGatewayHttpResolver(enable_validation=True))
+    for router in routers:
+        app.include_router(router)
+    return app
+
+
+def lazy_resolver(groups: Mapping[str, Sequence[str]]) -> "LazyResolver":
+    """``build_resolver`` for an API's entry point: its route groups are imported on their first request
+    (``groups`` maps each group's module, which holds a ``router``, to the route keys it serves)."""
+    return _configured(LazyResolver(groups))
+
+
+def _configured[R: APIGatewayHttpResolver](app: R) -> R:
     # Powertools runs this middleware before any other, route dependencies included (no public hook does).
     app._request_validation_middleware = _RequestGuard()  # type: ignore[no-untyped-call]
 
@@ -134,9 +148,60 @@ def build_resolver(*routers: Router) -> APIGatewayHttpResolver:
     app.exception_handler([UnsupportedMediaType, MalformedBody, BodyTooLarge])(authenticated(_domain_problem))
     app.exception_handler(RequestValidationError)(authenticated(_validation_problem))
     app.not_found(_no_route)
-    for router in routers:
-        app.include_router(router)
     return app
+
+
+class LazyResolver(APIGatewayHttpResolver):
+    """A resolver that imports a route group when a request first needs it (decision 233).
+
+    An API's import would otherwise load every route, schema, model and service module it serves
+    (~90 modules, most of its import time above Powertools' own), though a container's first request
+    runs one group. API Gateway names the route it selected in the event (``routeKey``, ``GET
+    /products/{product_id}``), so the entry point's table (route key → group) says which group to
+    import before Powertools matches the path. A route key the table does not hold (``$default``, or
+    an event made by hand) loads every group, so Powertools answers as with everything loaded: 404
+    and 405 alike. Powertools offers no lazy registration; this adds routers with ``include_router``,
+    its own way, and changes nothing in how it matches: it tries its static routes before its dynamic
+    ones across every router, so a group loaded alone must dispatch its routes as with all loaded
+    (``tests/unit/test_route_groups.py`` proves it for every route of both APIs).
+    """
+
+    def __init__(self, groups: Mapping[str, Sequence[str]]) -> None:
+        super().__init__(enable_validation=True)
+        self.groups = {module: tuple(keys) for module, keys in groups.items()}
+        self._group_of = {key: module for module, keys in self.groups.items() for key in keys}
+        # No lock: an execution environment serves one request at a time (Powertools itself keeps the
+        # current event on its class), and the in-process races of the tests run in containers.
+        self._loaded: list[str] = []
+
+    @property
+    def loaded(self) -> tuple[str, ...]:
+        """The groups included so far, in the order they were."""
+        return tuple(self._loaded)
+
+    def load(self, *modules: str) -> None:
+        """Import ``modules`` (groups of the table) and include their routers, each once."""
+        for module in modules:
+            if module not in self._loaded:
+                self.include_router(importlib.import_module(module).router)
+                self._loaded.append(module)
+
+    def load_all(self) -> None:
+        """Every group, in the table's order: what priming, the OpenAPI document and route lists see."""
+        self.load(*self.groups)
+
+    def resolve(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
+        module = self._group_of.get(event.get("routeKey", ""))
+        if module is None:
+            self.load_all()
+        else:
+            self.load(module)
+        return super().resolve(event, context)
+
+    def get_openapi_schema(self, *args: Any, **kwargs: Any) -> Any:
+        # The document is the whole API's, whatever requests this container has served.
+        self.load_all()
+        return super().get_openapi_schema(*args, **kwargs)
 
 
 def caller_from_event(event: Mapping[str, Any]) -> Caller:

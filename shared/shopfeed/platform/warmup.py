@@ -26,7 +26,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.awsrequest import AWSPreparedRequest, AWSResponse
@@ -47,6 +47,13 @@ _PATH_PARAMETER = re.compile(r"<(\w+)>")
 _WITH_BODY = {"POST", "PUT", "PATCH"}
 
 
+@runtime_checkable
+class LoadsRouteGroups(Protocol):
+    """A resolver that imports its route groups on their first request (``platform.http.LazyResolver``)."""
+
+    def load_all(self) -> None: ...
+
+
 def in_lambda() -> bool:
     return "AWS_LAMBDA_FUNCTION_NAME" in os.environ and os.environ.get("AWS_SAM_LOCAL") != "true"
 
@@ -65,6 +72,10 @@ def prime_now(*steps: Callable[[], object], resolver: "APIGatewayHttpResolver | 
     # them (decision 214), and the models those bring must be built here too.
     for step in steps:
         step()
+    if resolver is not None:
+        # The API's import left its route groups to their first requests (decision 233): their
+        # schemas and models are built below with the rest.
+        load_every_route_group(resolver)
     new_id()  # python-ulid is imported on the first id (platform.clock): the first create's, unprimed
     build_models("shopfeed")
     if resolver is not None:
@@ -152,16 +163,24 @@ def dry_run_dynamodb(*tables: "dynamo.Table") -> int:
     return ran
 
 
+def load_every_route_group(resolver: "APIGatewayHttpResolver") -> None:
+    """Import every route group of an API's resolver (``platform.http.LazyResolver``), which its
+    entry point's import leaves to their first requests; any other resolver holds its routes already."""
+    if isinstance(resolver, LoadsRouteGroups):
+        resolver.load_all()
+
+
 def resolve_every_route(resolver: "APIGatewayHttpResolver") -> int:
     """Send every route one anonymous request, then build the validators of its fields. Each request is
     refused with 401 after request validation and before any handler runs, so Powertools builds its
     dependants and request validators and nothing is read or written; the answer's validator, which
     only an answered request would reach, and the body's are built here (decision 216)."""
+    load_every_route_group(resolver)
     # Powertools keeps its routes in these two lists and offers no public iterator over them.
     routes = [*resolver._static_routes, *resolver._dynamic_routes]
     with _quiet():
         for route in routes:
-            resolver.resolve(_anonymous_event(route.method, _PATH_PARAMETER.sub("warmup", route.path)), LambdaContext())
+            resolver.resolve(_anonymous_event(route.method, route.path), LambdaContext())
             dependant = route.dependant
             fields = [dependant.return_param, route.body_field, *dependant.query_params, *dependant.path_params]
             for field in fields:
@@ -172,18 +191,20 @@ def resolve_every_route(resolver: "APIGatewayHttpResolver") -> int:
     return len(routes)
 
 
-def _anonymous_event(method: str, path: str) -> dict[str, Any]:
+def _anonymous_event(method: str, rule: str) -> dict[str, Any]:
     body = method in _WITH_BODY
+    path = _PATH_PARAMETER.sub("warmup", rule)
+    route_key = f"{method} {_PATH_PARAMETER.sub(r'{\1}', rule)}"  # as API Gateway names it
     return {
         "version": "2.0",
-        "routeKey": f"{method} {path}",
+        "routeKey": route_key,
         "rawPath": path,
         "rawQueryString": "",
         "headers": {"content-type": "application/json"} if body else {},
         "requestContext": {
             "http": {"method": method, "path": path, "protocol": "HTTP/1.1", "sourceIp": "127.0.0.1"},
             "requestId": "warmup",
-            "routeKey": f"{method} {path}",
+            "routeKey": route_key,
             "stage": "$default",
         },
         "body": json.dumps({}) if body else None,
