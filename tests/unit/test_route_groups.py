@@ -121,7 +121,7 @@ def test_the_table_lists_each_groups_routes_as_its_router_declares_them(function
         resolver.include_router(importlib.import_module(module).router)
         declared = sorted(key for key, _ in routes(resolver))
         # then the table names exactly those (a route added to a router and not here fails)
-        assert sorted(keys) == declared, f"{APIS[function]}.ROUTE_GROUPS[{module!r}] should be {tuple(declared)}"
+        assert sorted(keys) == declared, f"{function}'s ROUTE_GROUPS[{module!r}] should be {tuple(declared)}"
 
 
 @pytest.mark.parametrize("function", sorted(APIS))
