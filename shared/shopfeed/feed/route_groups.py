@@ -1,10 +1,7 @@
-"""The feed API's route groups: the module whose ``router`` serves each route key API Gateway sends
-(``routeKey``), in the order the API includes them.
+"""Which module's router serves each route of the feed API, by the key API Gateway names it with.
 
-``functions/feed_api/app.py`` builds its resolver from this table without importing a group: a request
-imports its own group on first use, priming imports them all (data model decisions 233–235).
-``tests/unit/test_route_groups.py`` fails, naming the tuple to write, when this table and a router or
-template.yaml disagree.
+Read by ``functions/feed_api/app.py`` (``platform.http.lazy_resolver``, decision 233); checked against
+the routers and template.yaml by ``tests/unit/test_route_groups.py``.
 """
 
 ROUTE_GROUPS = {
