@@ -54,6 +54,11 @@ NOT_IN_API_IMPORT_BY_SEGMENT = {
     "schemas": "a route group's request and answer schemas (they come with the group)",
     "models": "the models a route group's services return (they come with the group)",
 }
+# Platform modules only a route group uses, which an API's own import loads none of (decision 238).
+NOT_AT_API_IMPORT = {
+    "shopfeed.platform.search": "the search port (the problem table takes SearchUnavailable from errors)",
+    "shopfeed.platform.idempotency": "idempotent creates (http.created_response imports it when it answers)",
+}
 # What no other function may load: the HTTP resolver is an API's alone.
 NOT_OUTSIDE_HTTP = {
     "aws_lambda_powertools.event_handler": "Powertools' HTTP resolver (only an HTTP entry point runs it)",
@@ -179,6 +184,9 @@ def refused_at_api_import(modules: Iterable[str]) -> dict[str, str]:
         for segment, why in NOT_IN_API_IMPORT_BY_SEGMENT.items():
             if segments[0] == "shopfeed" and segment in segments[1:]:
                 found[module] = why
+        for prefix, why in NOT_AT_API_IMPORT.items():
+            if module == prefix or module.startswith(prefix + "."):
+                found[module] = why
     return found
 
 
@@ -237,6 +245,9 @@ def test_an_api_entry_point_imports_no_route_group_and_nothing_its_groups_declar
         ("shopfeed.commerce.cart.schemas", True),
         ("shopfeed.feed.models", True),
         ("shopfeed.platform.models", True),
+        ("shopfeed.platform.search.port", True),
+        ("shopfeed.platform.idempotency", True),
+        ("shopfeed.platform.problems", False),
         ("shopfeed.commerce.bootstrap", False),
         ("shopfeed.platform.http", False),
         ("aws_lambda_powertools.event_handler.openapi.models", False),

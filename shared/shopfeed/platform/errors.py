@@ -130,6 +130,21 @@ class DependencyUnavailable(DomainError):
         self.retry_after = retry_after
 
 
+class SearchUnavailable(DomainError):
+    """The search engine cannot be reached, answered an error for the whole request, or is not configured.
+    Answered 503 with Retry-After: ``retry_after`` seconds (the breaker's time left while it is open).
+    Declared here, not beside the search port, so that the problem table (which every API imports)
+    does not import the port: ~5 ms of dataclasses a cold start paid for one error class (decision 238)."""
+
+    def __init__(self, reason: str, retry_after: int = 5) -> None:
+        super().__init__("Search is unavailable right now; try again later.")
+        self.reason = reason
+        self.retry_after = retry_after
+
+    def __str__(self) -> str:
+        return self.reason
+
+
 class UnsupportedMediaType(DomainError):
     def __init__(self) -> None:
         super().__init__("Send the body as application/json (UTF-8).")

@@ -26,7 +26,6 @@ from shopfeed.platform.errors import (
     UnsupportedMediaType,
     UnusableSubject,
 )
-from shopfeed.platform.idempotency import REPLAYED_HEADER
 from shopfeed.platform.identity import Caller, caller_from_request_context
 from shopfeed.platform.observability import logger
 from shopfeed.platform.request_body import json_object_body
@@ -231,6 +230,9 @@ def json_response(
 
 def created_response(view: BaseModel, replayed: bool, location: str | None = None) -> Response[Any]:
     """The 201 of an idempotent create, first time or replayed (then with Idempotent-Replayed)."""
+    # Imported here: the routes that create import it anyway, and an API's import need not (decision 238).
+    from shopfeed.platform.idempotency import REPLAYED_HEADER
+
     headers = {REPLAYED_HEADER: "true"} if replayed else {}
     if location:
         headers["Location"] = location

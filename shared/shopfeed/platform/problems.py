@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from shopfeed.platform import errors
-from shopfeed.platform.search import SearchUnavailable
+from shopfeed.platform.errors import SearchUnavailable
 
 PROBLEM_JSON = "application/problem+json"
 _TYPE_BASE = "https://shopfeed.dev/problems/"

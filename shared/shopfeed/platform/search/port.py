@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
-from shopfeed.platform.errors import DomainError
+# The port's error, declared with the other domain errors (the problem table imports it without the port).
+from shopfeed.platform.errors import SearchUnavailable as SearchUnavailable
 
 VERSION_FIELD = "version"
 DELETED_FIELD = "deleted"
@@ -90,19 +91,6 @@ class SearchWriteFailed(Exception):
         self.doc_id = doc_id
         self.status = status
         self.reason = reason
-
-
-class SearchUnavailable(DomainError):
-    """The engine cannot be reached, answered an error for the whole request, or is not configured.
-    Answered 503 with Retry-After: ``retry_after`` seconds (the breaker's time left while it is open)."""
-
-    def __init__(self, reason: str, retry_after: int = 5) -> None:
-        super().__init__("Search is unavailable right now; try again later.")
-        self.reason = reason
-        self.retry_after = retry_after
-
-    def __str__(self) -> str:
-        return self.reason
 
 
 @dataclass(frozen=True)
