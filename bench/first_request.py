@@ -11,8 +11,8 @@ apart priming's dry runs, which botocore answers in process (decision 216). ``PO
 Idempotency-Key with each request, so that every request places an order. Search is configured as a
 stack with search deploys it (SEARCH_ENDPOINT on both APIs): each round also starts osmem-server (the
 local stack's engine, decision 40) with a few products and posts indexed, and the search rows count the
-engine's HTTP calls beside the AWS ones, read from opensearch-py's own request log (``search GET
-/products/_search``), which needs no import of the client before the timed init (decision 240).
+engine's HTTP calls beside the AWS ones, read from opensearch-py's own request log (``search POST
+/products/_search``), which needs no import of the client before the timed init (decision 242).
 """
 
 import json
