@@ -8,8 +8,11 @@ times its init (``import boto3`` then ``import app``, which primes when AWS_LAMB
 set, as in Lambda), its first invocation with the row's sample event (events/), and 20 more; a
 botocore ``after-call`` hook, registered before any client exists, records every AWS call, and counts
 apart priming's dry runs, which botocore answers in process (decision 216). ``POST /orders`` sends a new
-Idempotency-Key with each request, so that every request places an order. Product search has no row:
-the moto server has no search engine (its first request imports the engine's client, decision 42).
+Idempotency-Key with each request, so that every request places an order. Search is configured as a
+stack with search deploys it (SEARCH_ENDPOINT on both APIs): each round also starts osmem-server (the
+local stack's engine, decision 40) with a few products and posts indexed, and the search rows count the
+engine's HTTP calls beside the AWS ones, read from opensearch-py's own request log (``search POST
+/products/_search``), which needs no import of the client before the timed init (decision 242).
 """
 
 import json
@@ -57,6 +60,8 @@ CASES = [
     Case("feed_api", "events/api/list_user_posts.json", "posts: `GET /users/{user_id}/posts`"),
     Case("feed_api", "events/api/list_post_likes.json", "likes: `GET /posts/{post_id}/likes`"),
     Case("feed_api", "events/api/unread_notifications.json", "notifications: `GET /notifications?unread=true`"),
+    Case("commerce_api", "events/api/search_products.json", "search: `GET /search/products?q=`"),
+    Case("feed_api", "events/api/search_posts.json", "search: `GET /search/posts?q=`"),
     Case("commerce_stream", "events/streams/commerce_outbox_order_placed.json", "one outbox INSERT"),
     Case("outbox_sweeper", "events/schedules/outbox_sweep.json", "a sweep, nothing to re-drive"),
 ]
@@ -92,6 +97,22 @@ from functions.feed_api.app import lambda_handler as feed
 for handler, sample in [(lambda_handler, {api!r}), (relay, {stream!r}), (sweep, {sweeper!r}), (feed, {feed!r})]:
     handler(json.load(open(sample)), LambdaContext())
 post_id = write_post(ApiClient(feed).as_user("U100"))["post_id"]
+# A few documents for each search row to find (the search events ask for "shirt" and "dynamodb"),
+# indexed as `make reindex` does, then each search once, as every other request kind above.
+from local.harness.factories import create_product
+admin = ApiClient(lambda_handler).as_user("U1", "admin")
+for product_id in ("P-BLUE-SHIRT", "P-DENIM-SHIRT", "P-SHIRT-HAT"):
+    create_product(admin, product_id)
+for text, tag in [("DynamoDB single-table design", "dynamodb"), ("Streams feed DynamoDB search", "streams")]:
+    write_post(ApiClient(feed).as_user("U100"), text, tag)
+from shopfeed.commerce.catalog.reindex import PRODUCTS_SOURCE
+from shopfeed.feed.reindex import POSTS_SOURCE
+from shopfeed.platform.search import reindex
+for source, table in [(PRODUCTS_SOURCE, "CommerceTable"), (POSTS_SOURCE, "FeedTable")]:
+    assert reindex.main(source, "", ["--table", table, "--search-endpoint", os.environ["SEARCH_ENDPOINT"]]) == 0
+for handler, sample in [(lambda_handler, {products!r}), (feed, {posts!r})]:
+    found = json.loads(handler(json.load(open(sample)), LambdaContext())["body"])["items"]
+    assert len(found) > 1, found
 print(arn, queue_url, post_id)
 """
 
@@ -107,6 +128,17 @@ def record(model, http_response, **_):
     dry = http_response.headers.get("x-amzn-requestid") == "shopfeed-warmup-dry-run"
     calls.append(("dry run " if dry else "") + model.service_model.service_name + "." + model.name)
 boto3.DEFAULT_SESSION.events.register("after-call.*.*", record)
+import logging
+class EngineCalls(logging.Handler):
+    # opensearch-py logs each request it sends on this logger (INFO, "<method> <url> [status:...]"):
+    # counted from there, the client need not be imported before init.
+    def emit(self, line):
+        method, url = line.args[:2]
+        calls.append("search " + method + " " + "/" + url.split("/", 3)[-1].split("?")[0])
+engine_log = logging.getLogger("opensearch")
+engine_log.setLevel(logging.INFO)
+engine_log.propagate = False
+engine_log.addHandler(EngineCalls())
 booted = time.perf_counter()
 import app
 init = time.perf_counter() - started
@@ -247,6 +279,17 @@ def _environment(endpoint: str) -> dict[str, str]:
 
 
 @contextmanager
+def _search_engine() -> Iterator[str]:
+    from local.engines import search_server
+
+    server = search_server()
+    try:
+        yield str(server.url)
+    finally:
+        server.close()
+
+
+@contextmanager
 def _moto_server() -> Iterator[str]:
     from moto.server import ThreadedMotoServer
 
@@ -280,21 +323,23 @@ def measure(rounds: int = 5, only: str | None = None) -> FirstRequests:
     cases = [c for c in CASES if only is None or only in c.what or only == c.function]
     rows = [Row(case, primed) for case in cases for primed in (True, False)]
     for _ in range(rounds):
-        with _moto_server() as endpoint:
-            environment, post_id = _seeded(endpoint)
+        with _moto_server() as endpoint, _search_engine() as search:
+            environment, post_id = _seeded(endpoint, search)
             for row in rows:
                 _measure_row(row, environment, post_id)
     return FirstRequests(rows, rounds)
 
 
-def _seeded(endpoint: str) -> tuple[dict[str, str], str]:
-    environment = _environment(endpoint)
+def _seeded(endpoint: str, search: str) -> tuple[dict[str, str], str]:
+    environment = _environment(endpoint) | {"SEARCH_ENDPOINT": search}
     first_event = {case.function: case.event for case in reversed(CASES)}
     seed = _SEED.format(
         api=first_event["commerce_api"],
         stream=first_event["commerce_stream"],
         sweeper=first_event["outbox_sweeper"],
         feed=first_event["feed_api"],
+        products="events/api/search_products.json",
+        posts="events/api/search_posts.json",
     )
     secret_arn, queue_url, post_id = _run(seed, environment).strip().splitlines()[-1].split()
     return environment | {"CURSOR_SECRET_ARN": secret_arn, "PAYMENT_QUEUE_URL": queue_url}, post_id

@@ -278,7 +278,8 @@ def components(running: LocalStack, calls: int = 2000) -> dict[str, float]:
     """CPU µs per request of each piece the stack adds to a ``GET /products/{id}``, run alone on the stack's
     own code with the request the HTTP clients send."""
     issuer = issuer_for(int(str(urlsplit(running.url).port)))
-    key = SigningKey.load_or_create(running.state_dir)
+    # The stack's own key, read while it ran (its state directory is gone once it stopped).
+    key = running.signing_key
     token = running.token(READER)
     authorizer = JwtAuthorizer(issuer, [AUDIENCE], {key.kid: key.public_key})
     head = f"GET /products/{PRODUCT} HTTP/1.1\r\nHost: {urlsplit(running.url).netloc}\r\n"

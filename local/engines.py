@@ -23,12 +23,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.config import Config
 
 from local import dynamodb_local
+
+if TYPE_CHECKING:
+    from osmem_server import OsmemServer
 
 log = logging.getLogger("local.engines")
 
@@ -194,15 +197,22 @@ def _wait_for_port(
     raise RuntimeError(f"{name} did not answer on port {port} within {timeout} s (log: {log_path})")
 
 
+def search_server() -> "OsmemServer":
+    """osmem-server as the stack runs it, on a free port (the first-request bench starts its own)."""
+    from osmem_server import OsmemServer
+
+    # It also watches our pid and exits with us (--parent-pid).
+    return OsmemServer.start(japanese=False, addr="127.0.0.1:0")
+
+
 def _start_search(children: list[_Child]) -> str | None:
     try:
-        from osmem_server import OsmemError, OsmemServer
+        from osmem_server import OsmemError
     except ImportError:
         log.warning("osmem-server is not installed: no local search engine")
         return None
     try:
-        # It also watches our pid and exits with us (--parent-pid).
-        server = OsmemServer.start(japanese=False, addr="127.0.0.1:0")
+        server = search_server()
     except OsmemError as error:
         log.warning("search engine did not start (%s): running without it", error)
         return None

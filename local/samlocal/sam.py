@@ -31,7 +31,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from local.cfn import ROOT
-from local.samlocal import env, template
+from local.samlocal import env, layers, template
 
 SAM = ROOT / ".tools" / "bin" / "sam"
 SETTINGS_FILE = ROOT / ".tools" / "samlocal.env"
@@ -155,6 +155,15 @@ class SamLocal:
     def built_template(self) -> Path:
         return self.work / "build" / "template.yaml"
 
+    @property
+    def run_template(self) -> Path:
+        """The built template with its layers taken from SAM's layer cache (``local.samlocal.layers``)."""
+        return self.work / "build" / "run-template.json"
+
+    @property
+    def layer_cache(self) -> Path:
+        return self.work / "layers"
+
     def environment(self) -> dict[str, str]:
         values = dict(os.environ) | dict(self.config) | {"SAM_CLI_TELEMETRY": "0"}
         values.setdefault("DOCKER_HOST", DEFAULT_DOCKER_HOST)
@@ -169,7 +178,7 @@ class SamLocal:
         return [str(SAM), *args]
 
     def build(self) -> Path:
-        """``sam build`` of the derived template for this machine; returns the built template."""
+        """``sam build`` of the derived template for this machine; returns the template to run."""
         derived = template.write(self.work / "template.json", architecture(self.config))
         command = self._sam(
             "build",
@@ -178,7 +187,7 @@ class SamLocal:
             "--cached",
         )
         subprocess.run(command, cwd=ROOT, env=self.environment(), check=True, stdout=sys.stderr)
-        return self.built_template
+        return layers.pin(self.built_template, self.layer_cache, self.run_template)
 
     def write_env_vars(
         self, dynamodb_endpoint: str, tables: Mapping[str, str] | None = None, path: Path | None = None
@@ -191,7 +200,8 @@ class SamLocal:
         return path
 
     def _runtime_options(self, env_vars: Path) -> list[str]:
-        options = ["--template-file", str(self.built_template), "--env-vars", str(env_vars)]
+        options = ["--template-file", str(self.run_template), "--env-vars", str(env_vars)]
+        options += ["--layer-cache-basedir", str(self.layer_cache)]
         if self.host == env.DEFAULT_HOST:
             # Docker on Linux knows host.docker.internal only when told; Docker Desktop ignores this.
             options += ["--add-host", f"{env.DEFAULT_HOST}:host-gateway"]
@@ -201,8 +211,7 @@ class SamLocal:
         return self._sam("local", "invoke", function, "--event", str(event), *self._runtime_options(env_vars))
 
     def start_api_command(self, port: int, env_vars: Path) -> list[str]:
-        # LAZY: one container per function, kept warm; without it every request starts a container
-        # (and rebuilds SAM's image with the layers).
+        # LAZY: one container per function, kept warm; without it every request starts a container.
         return self._sam(
             "local",
             "start-api",

@@ -60,9 +60,9 @@ def sam(runtime: SamLocal, engine: dynamodb_local.DynamoDBLocal) -> Iterator[Sam
     for container in docker.lambda_containers():
         if ours in docker.container_environment(container):
             docker.remove_container(container)
-    # SAM rebuilds its image on every invoke of a function with local layers, so the images it built
-    # here are worth nothing to the next run, and each one it replaced is left untagged. One still in
-    # use (someone's start-api) is refused by the runtime and stays.
+    # The images SAM built here (one per set of layers, local.samlocal.layers) hold a layer build that
+    # the next change replaces: removed, with the untagged ones a rebuild left. One still in use
+    # (someone's start-api) is refused by the runtime and stays.
     for image in docker.lambda_images() - images:
         with contextlib.suppress(RuntimeError):
             docker.remove_image(image)

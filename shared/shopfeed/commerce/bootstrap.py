@@ -337,8 +337,13 @@ def snapshots() -> "SnapshotQueries":
     return SnapshotQueries(api_table(), cursors())
 
 
-# What the API's routes depend on: built at init, so a container's first request finds them ready.
-API_PORTS = (repository, carts, reviews, payments, payment_lists, shipments, shipment_lists, snapshots)
+# What the API's routes depend on: built at init, so a container's first request finds them ready. The
+# search engine's client too, where search is configured (decision 240: its import moved from the first
+# search to init).
+API_PORTS = (
+    *(repository, carts, reviews, payments, payment_lists, shipments, shipment_lists, snapshots),
+    api_search_index,
+)
 
 
 def reset() -> None:

@@ -155,8 +155,9 @@ def follow_backfill_posts() -> int:
     return posts
 
 
-# What each function's first request needs: built at init (``platform.warmup``).
-API_PORTS = (feed_store, engagement_store, reader)
+# What each function's first request needs: built at init (``platform.warmup``); the search engine's
+# client where search is configured (decision 240).
+API_PORTS = (feed_store, engagement_store, reader, api_search_index)
 # What init reads for the first request, and a SnapStart restore reads again (the snapshot's copy is as
 # old as the published version): one Query per cold start (decision 207).
 API_READS = (pull_author_registry,)

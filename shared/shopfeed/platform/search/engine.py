@@ -1,7 +1,8 @@
 """The search engine a function is configured with (``SEARCH_ENDPOINT``), for the composition roots.
 
-opensearch-py is imported on first use, not here: ~0.5 s that a function's other work (an API's
-other routes) should not pay at init.
+opensearch-py is imported where the engine is built, not here, so that importing a function (tests,
+tools, ``sam local``) never loads it: an API builds it at init in Lambda, where search is configured
+(priming, decision 240), a worker on its first batch.
 """
 
 from dataclasses import dataclass

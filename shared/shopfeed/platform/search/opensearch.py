@@ -2,8 +2,8 @@
 signed with the function's own credentials (SigV4), and any OpenSearch-API engine over plain HTTP
 locally and in tests.
 
-opensearch-py is imported here only: the module costs ~0.3-0.6 s to import, so functions build this
-adapter on first use (``connect``) rather than at import time.
+opensearch-py is imported here only, and this module only where an engine is built (``engine``): no
+function's import loads it; an API's priming does at init (decision 240).
 """
 
 from collections.abc import Mapping, Sequence
