@@ -125,6 +125,19 @@ def test_the_table_lists_each_groups_routes_as_its_router_declares_them(function
 
 
 @pytest.mark.parametrize("function", sorted(APIS))
+def test_no_group_changes_the_whole_api_when_it_is_included(function: str) -> None:
+    # Powertools makes a router's middlewares (router.use) and exception handlers the whole resolver's
+    # when it includes the router: loaded lazily, they would reach the other groups' routes only after
+    # this group's first request (and never a route whose middleware stack was built before). Such a
+    # thing belongs to platform.http's resolver, for every route at once.
+    for module in table(function):
+        router = importlib.import_module(module).router
+        assert router._router_middlewares == [], module
+        assert router._exception_handlers == {}, module
+        assert router.context == {}, module
+
+
+@pytest.mark.parametrize("function", sorted(APIS))
 def test_the_table_holds_the_routes_the_template_sends_the_function_each_once(function: str) -> None:
     listed = [key for keys in table(function).values() for key in keys]
     assert len(listed) == len(set(listed))
