@@ -155,6 +155,10 @@ def test_priming_loads_every_group_before_it_builds_the_models_and_sends_every_r
     # then every group is loaded in the table's order, each route once
     assert fresh.loaded == tuple(table(function))
     keys = [key for key, _ in routes(fresh)]
+    # and what Powertools works out on a handler's first call is worked out (decision 249)
+    uninspected = [key for key, route in routes(fresh) if not route.request_param_name_checked]
+    assert uninspected == []
+    assert all(route._has_dependencies is not None for _, route in routes(fresh))
     assert len(keys) == len(set(keys))
     assert set(keys) == template_keys(function)
     # and the models the groups brought were built with the rest (the routes' requests are not slower)
@@ -167,6 +171,30 @@ def test_priming_loads_every_group_before_it_builds_the_models_and_sends_every_r
         if not value.__pydantic_complete__
     ]
     assert unbuilt == []
+
+
+@pytest.mark.parametrize("function", sorted(APIS))
+def test_priming_sends_each_route_its_query_parameters_so_their_validation_runs_at_init(
+    function: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a fresh resolver whose requests are recorded
+    fresh = lazy_resolver(table(function))
+    sent: dict[str, set[str]] = {}
+    resolve = fresh.resolve
+
+    def recorded(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        sent[event["routeKey"]] = set(event.get("queryStringParameters") or {})
+        return resolve(event, context)
+
+    monkeypatch.setattr(fresh, "resolve", recorded)
+
+    # when priming sends every route its request
+    warmup.resolve_every_route(fresh)
+
+    # then each carried every query parameter its route declares (decision 249)
+    declared = {key: {param.alias for param in route.dependant.query_params} for key, route in routes(fresh)}
+    assert sent == declared
+    assert any(declared.values())
 
 
 @pytest.mark.parametrize("function", sorted(APIS))
