@@ -44,9 +44,12 @@ from tests.support.calls import dynamodb_calls, s3_calls
 pytestmark = [pytest.mark.ddblocal, pytest.mark.volume, pytest.mark.xdist_group(__name__)]
 
 ORDERS = 1000
-# The crash and kill tests need a run that dies in its second batch of four: 400 orders show it as well
-# as 1,000 do, in less than half the time (the volume test keeps the thousand).
-SOME_ORDERS = 4 * archive.BATCH_SIZE
+# The crash tests need a run that dies in its second batch of four: batches of 10 orders take the run
+# through every step of each batch as batches of 100 do, in a tenth of the calls (the volume test keeps
+# the thousand in batches of 100). The killed run's batches are larger, so that it is still busy with
+# the rest when the test sees its second object and kills it.
+CRASH_BATCH = 10
+KILLED_BATCH = 25
 # The killed run's time to live, so its lease (the archiver leases for the invocation's time left). The
 # test does not wait it out (the next run's clock is past it), so it can be long: the lease must still
 # hold when the test checks that a run meanwhile is refused, however loaded the machine. Its second
@@ -85,9 +88,11 @@ def old(tables: dict[str, str], bucket: Bucket) -> list[Order]:
     return placed_long_ago(tables, ORDERS)
 
 
-@pytest.fixture
-def some_old(tables: dict[str, str], bucket: Bucket) -> list[Order]:
-    return placed_long_ago(tables, SOME_ORDERS)
+def in_batches_of(size: int, tables: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> list[Order]:
+    """Four batches' worth of old orders, and runs that archive them ``size`` at a time."""
+    monkeypatch.setenv("ARCHIVE_BATCH_ORDERS", str(size))
+    reset_caches()
+    return placed_long_ago(tables, 4 * size)
 
 
 def run(context: ScheduledContext | None = None) -> dict[str, Any]:
@@ -147,13 +152,14 @@ def test_a_thousand_old_orders_end_in_s3_once_each_and_none_stays_hot(
 
 @pytest.mark.parametrize("point", CRASH_POINTS, ids=str)
 def test_a_run_killed_at_any_step_and_run_again_leaves_each_order_in_s3_once(
-    tables: dict[str, str], bucket: Bucket, some_old: list[Order], point: CrashPoint
+    tables: dict[str, str], bucket: Bucket, point: CrashPoint, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # given a run that dies in its second batch
+    some_old = in_batches_of(CRASH_BATCH, tables, monkeypatch)
     client = clients.s3() if point.service == "s3" else clients.dynamodb()
-    with crash_at(client, point.event, point.nth(archive.BATCH_SIZE), point.when), pytest.raises(Crash):
+    with crash_at(client, point.event, point.nth(CRASH_BATCH), point.when), pytest.raises(Crash):
         run()
-    assert 0 < len({item["PK"] for item in hot(tables)}) < SOME_ORDERS  # halfway
+    assert 0 < len({item["PK"] for item in hot(tables)}) < len(some_old)  # halfway
 
     # when the schedule runs it again
     report = run()
@@ -163,13 +169,16 @@ def test_a_run_killed_at_any_step_and_run_again_leaves_each_order_in_s3_once(
     assert hot(tables) == []
     assert left_over(tables) == []
     assert report["resumed"] == 1
+    months = Counter(order.placed_at[:7] for order in some_old)
+    assert len(bucket.object_keys()) == sum(-(-count // CRASH_BATCH) for count in months.values())
 
 
 def test_a_run_sigkilled_mid_batch_in_its_own_process_is_finished_by_the_next(
-    tables: dict[str, str], bucket: Bucket, some_old: list[Order]
+    tables: dict[str, str], bucket: Bucket, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # given a run in a process of its own with KILLED_RUN_SECONDS to live: its lease (the invocation's
     # time) runs out that long after it began, well after it is killed even on a loaded machine
+    some_old = in_batches_of(KILLED_BATCH, tables, monkeypatch)
     environment = {**os.environ, "ARCHIVE_STOP_MARGIN_SECONDS": "1", "PYTHONPATH": f"{cfn.ROOT}:{cfn.ROOT / 'shared'}"}
     began = time.monotonic()
     process = subprocess.Popen(
@@ -199,7 +208,7 @@ def test_a_run_sigkilled_mid_batch_in_its_own_process_is_finished_by_the_next(
     print(f"killed mid-run after {time.monotonic() - began:.1f} s: {killed_with}, job items left: ", end="")
     print([(k, v.get("state")) for k, v in job.items()])
     assert keys.ARCHIVE_LEASE in job  # it died holding the job
-    assert 0 < killed_with["hot orders"] < SOME_ORDERS
+    assert 0 < killed_with["hot orders"] < len(some_old)
 
     # and a run while the dead run's lease holds leaves everything alone; the next one after finishes
     # (run on a clock past the lease instead of waiting it out: the lease is compared with the runner's

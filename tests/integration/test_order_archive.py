@@ -174,12 +174,14 @@ def test_an_archived_order_answers_404_and_leaves_my_orders_while_a_young_one_st
 
 @pytest.mark.parametrize("point", CRASH_POINTS, ids=str)
 def test_a_run_that_dies_at_any_step_is_finished_by_the_next_and_each_order_is_archived_once(
-    bucket: Bucket, point: CrashPoint
+    bucket: Bucket, point: CrashPoint, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # given 120 old orders over two months (two batches), and a run that dies in the second batch
-    old = placed_over(40, 120)
+    # given 40 old orders over two months, archived in batches of 10 (the step each point names is
+    # taken by every batch, whatever its size), and a run that dies in the second batch
+    monkeypatch.setenv("ARCHIVE_BATCH_ORDERS", "10")
+    old = placed_over(40, 40)
     seed(clients.dynamodb(), TABLE, old)
-    first = min(archive.BATCH_SIZE, Counter(order.placed_at[:7] for order in old)[old[0].placed_at[:7]])
+    first = min(10, Counter(order.placed_at[:7] for order in old)[old[0].placed_at[:7]])
     client = clients.s3() if point.service == "s3" else clients.dynamodb()
     with crash_at(client, point.event, point.nth(first), point.when), pytest.raises(Crash):
         run()

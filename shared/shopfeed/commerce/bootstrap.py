@@ -275,6 +275,7 @@ def archiver() -> "ArchivePorts":
             after=timedelta(days=config.archive_after_days),
             max_orders=config.archive_max_orders_per_run,
             stop_margin=timedelta(seconds=config.archive_stop_margin_seconds),
+            batch_orders=config.archive_batch_orders,
         ),
     )
 

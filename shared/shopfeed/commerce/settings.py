@@ -58,6 +58,10 @@ class OrderArchiverSettings(Settings):
     archive_after_days: Annotated[int, Field(ge=1)] = 90
     # A run's bound: it stops taking old orders after this many (the next run goes on).
     archive_max_orders_per_run: Annotated[int, Field(ge=1)] = 5000
+    # Orders per batch, so per object: at most 100 (the manifest names each order, and a run that dies
+    # rewrites at most one batch's object). Fewer make smaller objects; the tests use it to reach a
+    # run's later batches quickly.
+    archive_batch_orders: Annotated[int, Field(ge=1, le=100)] = 100
     # No batch is begun with less time left than this: a batch of 100 orders takes seconds, and one
     # cut by the timeout is finished by the next run anyway, but a clean stop keeps the alarm quiet.
     archive_stop_margin_seconds: Annotated[int, Field(ge=0)] = 60

@@ -1,7 +1,7 @@
 """The order archive (ECOM-011): orders older than 90 days leave CommerceTable for S3, exactly once.
 
 A scheduled run takes the job's lease (runs never overlap), finishes every batch an earlier run left,
-then archives old orders, oldest first, in batches of at most 100 orders of one month:
+then archives old orders, oldest first, in batches of at most 100 orders of one month (a setting):
 
 1. read each order's partition (one strong Query: header, lines, payments, shipments, ...);
 2. **record** the batch's manifest (object key, order ids) before anything is written to S3;
@@ -35,7 +35,7 @@ from shopfeed.platform.clock import iso, new_id, utc_now
 from shopfeed.platform.objects import ObjectStore, md5_hex
 from shopfeed.platform.observability import logger, metrics
 
-# One object per batch, and the batch's headers in one TransactWriteItems (at most 100 items).
+# One object per batch: at most this many orders (ArchivePolicy.batch_orders, 100 as deployed).
 BATCH_SIZE: Final = 100
 CONTENT_TYPE: Final = "application/x-ndjson"
 OBJECT_PREFIX: Final = "orders/"
@@ -63,11 +63,13 @@ class ArchiveStore(Protocol):
 @dataclass(frozen=True)
 class ArchivePolicy:
     """What a run archives and how much: orders placed more than ``after`` ago, at most
-    ``max_orders`` of them, no new batch begun with less than ``stop_margin`` of the run's time left."""
+    ``max_orders`` of them in batches of ``batch_orders``, no new batch begun with less than
+    ``stop_margin`` of the run's time left."""
 
     after: timedelta
     max_orders: int
     stop_margin: timedelta
+    batch_orders: int = BATCH_SIZE
 
 
 @dataclass(frozen=True)
@@ -185,7 +187,7 @@ def run(ports: ArchivePorts, time_left_ms: Callable[[], int], clock: Callable[[]
             report.resumed += 1
         budget = max(0, ports.policy.max_orders - report.orders)
         taken = _Counted(ports.store.old_orders(iso(started - ports.policy.after)))
-        for _, order_ids in plan_batches(islice(taken, budget)):
+        for _, order_ids in plan_batches(islice(taken, budget), ports.policy.batch_orders):
             if time_left_ms() < margin_ms:
                 report.outcome = Outcome.TIME
                 return report
