@@ -112,12 +112,14 @@ check: $(VENV)/.synced $(LOCUST)  ## while working: ruff, then unit, moto, local
 # Every tier in one xdist run: each DynamoDB Local module, the e2e stack, the fuzz stack, the faulted stack
 # and sam local hold an xdist group (one worker each, its fixtures started once: tests/conftest.py makes
 # the groups hold under pytest 9), so the slow tiers overlap instead of running one after another.
-# --loadscope-reorder (xdist's default) hands out the largest groups first. sam local's containers get
-# a larger call-timeout scale of their own (local/samlocal/env.py): they reach the engines through the
-# container network, whose connects outlasted the functions' timeout on two loaded cores.
+# Work is handed out in collection order (--no-loadscope-reorder), which tests/conftest.py sorts: the
+# stacks and sam local first, then the volume and other DynamoDB Local modules, then the short tests.
+# sam local's containers get a larger call-timeout scale of their own (local/samlocal/env.py): they
+# reach the engines through the container network, whose connects outlasted the functions' timeout on
+# two loaded cores.
 TEST_TIERS := $(CHECK_TIERS) tests/ddblocal tests/e2e tests/samlocal
 test: deps  ## before pushing (and in CI): every test layer, the tool checks (sam build, checkov) and sam local
-	$(PYTEST) -n 2 --dist loadgroup --durations=25 $(TEST_TIERS)
+	$(PYTEST) -n 2 --dist loadgroup --no-loadscope-reorder --durations=25 $(TEST_TIERS)
 
 test-unit: $(VENV)/.synced
 	$(PYTEST) tests/unit

@@ -53,6 +53,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         suffix = "@" + "_".join(sorted(names))
         if names and not item.nodeid.endswith(suffix):
             item._id = NodeId.parse(item.nodeid + suffix)
+    items.sort(key=_scheduled_rank)
+
+
+def _scheduled_rank(item: pytest.Item) -> int:
+    """The order ``make test`` hands work out in: the long groups first, the short modules last.
+
+    xdist gives each worker the next unit of work (a group, or an ungrouped module) in collection order
+    when ``--no-loadscope-reorder`` is set, as ``make test`` sets it: its own reorder, by test count, put
+    the few long volume tests last, and one worker ran them alone for the run's last minute and more.
+    Sorted (stably) this way, the stacks and sam local's containers start at once, the volume modules
+    follow, and the thousands of short tests fill both workers to the end.
+    """
+    if item.get_closest_marker("xdist_group") is None:
+        return 3
+    if item.get_closest_marker("volume") is not None:
+        return 1
+    if item.get_closest_marker("ddblocal") is not None:
+        return 2
+    return 0  # a stack (e2e, fuzz, faults) or sam local's containers
 
 
 @cache

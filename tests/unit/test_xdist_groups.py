@@ -84,3 +84,35 @@ def test_a_group_and_its_session_fixture_stay_on_one_worker(tmp_path: Path) -> N
     assert len(grouped) == 1, ran
     assert (tmp_path / "started").read_text().split() == list(grouped)
     assert set(ran.values()) == {"gw0", "gw1"}
+
+
+def test_the_long_groups_are_handed_out_first_and_the_short_modules_last(tmp_path: Path) -> None:
+    # given, in collection order, a module of no group, a volume module's group and a stack's group
+    (tmp_path / "conftest.py").write_text(CONFTEST)
+    (tmp_path / "test_a_free.py").write_text("def test_free_one(): pass\n\ndef test_free_two(): pass\n")
+    (tmp_path / "test_b_volume.py").write_text(
+        "import pytest\n\npytestmark = [pytest.mark.volume, pytest.mark.xdist_group('engine')]\n\n"
+        "def test_volume_one(): pass\n\ndef test_volume_two(): pass\n"
+    )
+    (tmp_path / "test_c_stack.py").write_text(
+        "import pytest\n\npytestmark = [pytest.mark.xdist_group('stack')]\n\n"
+        "def test_stack_one(): pass\n\ndef test_stack_two(): pass\n"
+    )
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    volume: a volume module\n")
+
+    # when one worker takes the units in the order they are handed out, as `make test` hands them out
+    handed_out = ["-n", "1", "--dist", "loadgroup", "--no-loadscope-reorder"]
+    finished = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *handed_out, "."],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'shared'}"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    # then the stack's group ran first, the volume module's next, the module of no group last
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    ran = [line.split()[0] for line in (tmp_path / "ran").read_text().splitlines()]
+    assert ran == [f"test_{unit}_{n}" for unit in ("stack", "volume", "free") for n in ("one", "two")]
