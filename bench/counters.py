@@ -22,7 +22,8 @@ from local.harness.fanout import FanoutLine
 from local.harness.feed_factories import write_post
 from local.harness.feed_seed import feed_table
 from local.harness.feed_stream import CONSUMER, deliver_all, stream_poller
-from shopfeed.feed import consumers, items, keys
+from shopfeed.feed import items, keys
+from shopfeed.feed.consumers import feed_stream
 from shopfeed.platform import clients, dynamo, streams
 from shopfeed.platform.config import settings
 
@@ -137,11 +138,11 @@ def _measure(stack: Stack) -> CounterCost:
                 table.update(keys.post(naive_target), dynamo.Update(add={items.LIKES_COUNT: 1}))
         with meter.measuring() as once:
             for batch in batches:
-                assert not consumers.count_on_posts(batch)
+                assert not feed_stream.count_on_posts(batch)
         after_first = _likes(table, counted)
         with meter.measuring() as again:
             for batch in batches:
-                assert not consumers.count_on_posts(batch)
+                assert not feed_stream.count_on_posts(batch)
     return CounterCost([len(batch) for batch in batches], naive, once, again, after_first, _likes(table, counted))
 
 

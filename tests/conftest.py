@@ -53,7 +53,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         suffix = "@" + "_".join(sorted(names))
         if names and not item.nodeid.endswith(suffix):
             item._id = NodeId.parse(item.nodeid + suffix)
-    items.sort(key=_scheduled_rank)
+    # xdist hands out a unit (a group, or a module of no group) as a whole: a unit ranks as its most urgent test
+    scope_rank: dict[str, int] = {}
+    for item in items:
+        scope = _scope(item)
+        scope_rank[scope] = min(scope_rank.get(scope, 4), _scheduled_rank(item))
+    items.sort(key=lambda item: scope_rank[_scope(item)])
+
+
+def _scope(item: pytest.Item) -> str:
+    """The unit xdist's loadgroup hands out: the group after ``@``, else the module."""
+    nodeid = item.nodeid
+    return nodeid.rsplit("@", 1)[1] if "@" in nodeid else nodeid.split("::", 1)[0]
 
 
 def _scheduled_rank(item: pytest.Item) -> int:
@@ -63,10 +74,11 @@ def _scheduled_rank(item: pytest.Item) -> int:
     when ``--no-loadscope-reorder`` is set, as ``make test`` sets it: its own reorder, by test count, put
     the few long volume tests last, and one worker ran them alone for the run's last minute and more.
     Sorted (stably) this way, the stacks and sam local's containers start at once, the volume modules
-    follow, and the thousands of short tests fill both workers to the end.
+    follow, then the modules that run a tool (``sam build``, checkov: 20 s and more), and the thousands
+    of short tests fill both workers to the end.
     """
     if item.get_closest_marker("xdist_group") is None:
-        return 3
+        return 3 if item.get_closest_marker("tooling") is not None else 4
     if item.get_closest_marker("volume") is not None:
         return 1
     if item.get_closest_marker("ddblocal") is not None:

@@ -9,17 +9,18 @@ from typing import Any
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shopfeed.commerce import bootstrap, consumers, items
+from shopfeed.commerce import bootstrap, items
+from shopfeed.commerce.consumers import commerce_stream as on
 from shopfeed.commerce.reviews import ratings
 from shopfeed.platform import streams, warmup
 from shopfeed.platform.observability import logger, metrics
 
 ROUTES: dict[str, streams.RecordTypeHandler] = {
-    items.OUTBOX_EVENT: consumers.relay_outbox_events,
-    items.PRODUCT: consumers.sync_product_search,
+    items.OUTBOX_EVENT: on.relay_outbox_events,
+    items.PRODUCT: on.sync_product_search,
     # Reviews (written, edited, deleted) keep their product's rating counters.
     items.REVIEW: ratings.count_ratings,
-    items.PAYMENT_ATTEMPT: consumers.queue_payment_attempts,
+    items.PAYMENT_ATTEMPT: on.queue_payment_attempts,
 }
 warmup.prime(bootstrap.relay_ports, bootstrap.search_sync_queue, bootstrap.stream_table, bootstrap.payment_queue)
 

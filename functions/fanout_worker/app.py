@@ -8,7 +8,8 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shopfeed.feed import bootstrap, consumers
+from shopfeed.feed import bootstrap
+from shopfeed.feed.consumers import fanout_worker
 from shopfeed.platform import warmup
 from shopfeed.platform.observability import logger, metrics
 
@@ -17,7 +18,7 @@ warmup.prime(*bootstrap.WORKER_PORTS)
 
 
 def fan_out_page(record: SQSRecord) -> None:
-    consumers.fan_out_page(record.body)
+    fanout_worker.fan_out_page(record.body)
 
 
 @logger.inject_lambda_context

@@ -1,6 +1,6 @@
 """FeedTable stream consumer: ROUTES says what happens when each record type is written or removed.
 
-Each effect is a handler in feed.consumers that gets all its records of the batch, of every type routed
+Each effect is a handler in feed.consumers.feed_stream that gets all its records of the batch, of every type routed
 to it (posts and follows count on profiles in one call). FilterCriteria in template.yaml lets in exactly
 these types."""
 
@@ -10,7 +10,7 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shopfeed.feed import bootstrap, items
-from shopfeed.feed import consumers as on
+from shopfeed.feed.consumers import feed_stream as on
 from shopfeed.platform import streams, warmup
 from shopfeed.platform.observability import logger, metrics
 

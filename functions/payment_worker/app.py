@@ -7,7 +7,8 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shopfeed.commerce import bootstrap, consumers
+from shopfeed.commerce import bootstrap
+from shopfeed.commerce.consumers import payment_worker
 from shopfeed.platform import warmup
 from shopfeed.platform.observability import logger, metrics
 
@@ -20,4 +21,4 @@ warmup.prime(bootstrap.payment_worker_ports, bootstrap.payment_redelivery)
 @logger.inject_lambda_context
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
-    return consumers.settle_payments(event, processor)
+    return payment_worker.settle_payments(event, processor)

@@ -10,11 +10,12 @@ from typing import Any
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shopfeed.commerce import bootstrap, consumers, items
+from shopfeed.commerce import bootstrap, items
+from shopfeed.commerce.consumers import stock_rebalancer as on
 from shopfeed.platform import streams, warmup
 from shopfeed.platform.observability import logger, metrics
 
-ROUTES: dict[str, streams.RecordTypeHandler] = {items.STOCK_BUCKET: consumers.rebalance_stock}
+ROUTES: dict[str, streams.RecordTypeHandler] = {items.STOCK_BUCKET: on.rebalance_stock}
 warmup.prime(bootstrap.rebalancer)
 
 

@@ -1,8 +1,8 @@
 """The feed stream consumer's map of effects: what happens when each record type is written."""
 
 from functions.feed_stream.app import ROUTES
-from shopfeed.feed import consumers as on
 from shopfeed.feed import items
+from shopfeed.feed.consumers import feed_stream as on
 from shopfeed.platform.streams import handlers_of
 
 

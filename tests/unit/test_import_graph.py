@@ -190,10 +190,23 @@ def refused_at_api_import(modules: Iterable[str]) -> dict[str, str]:
     return found
 
 
+def refused_consumers(function: str, modules: Iterable[str]) -> dict[str, str]:
+    """Each loaded consumer module of another function, with why: a context's consumer handlers are one
+    module per function, named after it (``shopfeed.<context>.consumers.<function>``), so a worker never
+    loads what another consumer routes to."""
+    found = {}
+    for module in modules:
+        parts = module.split(".")
+        if len(parts) == 4 and parts[0] == "shopfeed" and parts[2] == "consumers" and parts[3] != function:
+            found[module] = f"the {parts[3]} function's handlers"
+    return found
+
+
 def _refused_by(function: Function, modules: frozenset[str]) -> dict[str, str]:
     served = served_contexts(function.entry_point)
     allowed = frozenset().union(*(composed_surface(c) for c in served if c in COMPOSERS))
-    return refused(modules, http=function.http, served=served, allowed=allowed)
+    found = refused(modules, http=function.http, served=served, allowed=allowed)
+    return found | refused_consumers(function.directory.name, modules)
 
 
 FUNCTIONS = functions()
@@ -306,6 +319,27 @@ STREAM = Kind(http=False, served=frozenset({"commerce"}))
 )
 def test_a_deliberate_violation_is_caught(kind: Kind, module: str, is_refused: bool) -> None:
     assert bool(refused([module], http=kind.http, served=kind.served)) is is_refused
+
+
+def test_another_functions_consumer_module_is_caught() -> None:
+    loaded = [
+        "shopfeed.commerce.consumers",
+        "shopfeed.commerce.consumers.payment_worker",
+        "shopfeed.commerce.consumers.stock_rebalancer",
+        "shopfeed.feed.consumers.feed_stream",
+    ]
+    found = refused_consumers("payment_worker", loaded)
+    assert sorted(found) == ["shopfeed.commerce.consumers.stock_rebalancer", "shopfeed.feed.consumers.feed_stream"]
+
+
+def test_every_consumer_module_is_named_after_a_function_that_loads_it() -> None:
+    named = {p.stem: p for p in SHARED.glob("shopfeed/*/consumers/*.py") if p.stem != "__init__"}
+    assert named, "no consumer modules found"
+    entry_points = {f.directory.name: f.entry_point.read_text() for f in FUNCTIONS}
+    for name, path in named.items():
+        context = path.parent.parent.name
+        assert name in entry_points, f"{path}: no function is named {name}"
+        assert f"shopfeed.{context}.consumers import {name}" in entry_points[name], path
 
 
 def test_what_a_composer_brings_in_is_allowed_and_nothing_more() -> None:

@@ -87,9 +87,13 @@ def test_a_group_and_its_session_fixture_stay_on_one_worker(tmp_path: Path) -> N
 
 
 def test_the_long_groups_are_handed_out_first_and_the_short_modules_last(tmp_path: Path) -> None:
-    # given, in collection order, a module of no group, a volume module's group and a stack's group
+    # given, in collection order, a module of no group, one that runs a tool, a volume module's group
+    # and a stack's group
     (tmp_path / "conftest.py").write_text(CONFTEST)
     (tmp_path / "test_a_free.py").write_text("def test_free_one(): pass\n\ndef test_free_two(): pass\n")
+    (tmp_path / "test_a_tool.py").write_text(
+        "import pytest\n\n@pytest.mark.tooling\ndef test_tool_one(): pass\n\ndef test_tool_two(): pass\n"
+    )
     (tmp_path / "test_b_volume.py").write_text(
         "import pytest\n\npytestmark = [pytest.mark.volume, pytest.mark.xdist_group('engine')]\n\n"
         "def test_volume_one(): pass\n\ndef test_volume_two(): pass\n"
@@ -98,7 +102,7 @@ def test_the_long_groups_are_handed_out_first_and_the_short_modules_last(tmp_pat
         "import pytest\n\npytestmark = [pytest.mark.xdist_group('stack')]\n\n"
         "def test_stack_one(): pass\n\ndef test_stack_two(): pass\n"
     )
-    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    volume: a volume module\n")
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    volume: a volume module\n    tooling: runs a tool\n")
 
     # when one worker takes the units in the order they are handed out, as `make test` hands them out
     handed_out = ["-n", "1", "--dist", "loadgroup", "--no-loadscope-reorder"]
@@ -112,7 +116,8 @@ def test_the_long_groups_are_handed_out_first_and_the_short_modules_last(tmp_pat
         check=False,
     )
 
-    # then the stack's group ran first, the volume module's next, the module of no group last
+    # then the stack's group ran first, the volume module's next, then the tool's module (as a whole),
+    # and the module of no group last
     assert finished.returncode == 0, finished.stdout + finished.stderr
     ran = [line.split()[0] for line in (tmp_path / "ran").read_text().splitlines()]
-    assert ran == [f"test_{unit}_{n}" for unit in ("stack", "volume", "free") for n in ("one", "two")]
+    assert ran == [f"test_{unit}_{n}" for unit in ("stack", "volume", "tool", "free") for n in ("one", "two")]

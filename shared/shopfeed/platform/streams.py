@@ -3,7 +3,7 @@
 A consumer's ``app.py`` holds its routing table (record type → handler in the context package) and
 hands the batch over::
 
-    ROUTES = {items.OUTBOX_EVENT: consumers.relay_outbox_events}
+    ROUTES = {items.OUTBOX_EVENT: on.relay_outbox_events}  # on: the context's consumers.<function> module
 
     def lambda_handler(event, context):
         return streams.handle_batch(event, ROUTES)
