@@ -31,7 +31,7 @@ PYTEST := $(PY) -m pytest
 SAM_BUILD_FLAGS ?= --cached --parallel
 
 .PHONY: help deps dev token check test test-unit test-integration test-ddblocal test-e2e test-samlocal test-template test-local \
-        lint format typecheck openapi build deploy deploy-built bench capacity clean sam-setup sam-api reindex soak \
+        lint lint-tools format typecheck openapi build deploy deploy-built bench capacity clean sam-setup sam-api reindex soak \
         backfill restore ops-block load
 
 help:  ## list the targets
@@ -146,7 +146,10 @@ test-samlocal: deps  ## sam local invoke/start-api in a container runtime (skips
 
 # Each check runs once per CI run: cfn-lint here (it applies the SAM transform itself, so it also refuses
 # what `sam validate` would); checkov and `sam build` in tests/template (marked tooling, run by make test).
-lint: $(VENV)/.synced $(ACTIONLINT)  ## ruff, formatting, mypy, cfn-lint, actionlint (the GitHub workflows)
+# What make lint needs: .ci/run installs it first, then lints beside the rest of the install.
+lint-tools: $(VENV)/.synced $(ACTIONLINT)
+
+lint: lint-tools  ## ruff, formatting, mypy, cfn-lint, actionlint (the GitHub workflows)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
