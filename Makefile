@@ -25,10 +25,6 @@ export UV_TOOL_DIR := $(TOOLS)/uv-tools
 export UV_TOOL_BIN_DIR := $(TOOLS)/bin
 export UV_COMPILE_BYTECODE := 1
 export SAM_CLI_TELEMETRY := 0
-# These machines set PYTHONDONTWRITEBYTECODE=1, so every process compiled each project module it imported
-# from source: each stack's workers, each test worker (and pytest's rewritten test modules), every
-# interpreter a test starts. Unset, the first import writes __pycache__ and the others read it.
-unexport PYTHONDONTWRITEBYTECODE
 # sam build checks that a python3.13 is on PATH for the python3.13 runtime.
 export PATH := $(dir $(PY313)):$(TOOLS)/bin:$(PATH)
 PYTEST := $(PY) -m pytest
