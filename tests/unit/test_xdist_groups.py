@@ -58,6 +58,19 @@ def test_free(n):
 """
 
 
+def run_suite(suite: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    """pytest over the small suite in ``suite``, with the project importable, as a subprocess."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *options, "."],
+        cwd=suite,
+        env={**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'shared'}"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
 def test_a_group_and_its_session_fixture_stay_on_one_worker(tmp_path: Path) -> None:
     # given a group of seven tests using a session fixture, and twenty tests of no group
     (tmp_path / "conftest.py").write_text(CONFTEST)
@@ -66,15 +79,7 @@ def test_a_group_and_its_session_fixture_stay_on_one_worker(tmp_path: Path) -> N
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
 
     # when they run as `make test` runs its tiers
-    finished = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup", "."],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'shared'}"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    finished = run_suite(tmp_path, "-n", "2", "--dist", "loadgroup")
 
     # then the group ran on one worker, which started the fixture once; the others used both workers
     assert finished.returncode == 0, finished.stdout + finished.stderr
@@ -105,16 +110,7 @@ def test_the_long_groups_are_handed_out_first_and_the_short_modules_last(tmp_pat
     (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    volume: a volume module\n    tooling: runs a tool\n")
 
     # when one worker takes the units in the order they are handed out, as `make test` hands them out
-    handed_out = ["-n", "1", "--dist", "loadgroup", "--no-loadscope-reorder"]
-    finished = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *handed_out, "."],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'shared'}"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    finished = run_suite(tmp_path, "-n", "1", "--dist", "loadgroup", "--no-loadscope-reorder")
 
     # then the stack's group ran first, the volume module's next, then the tool's module (as a whole),
     # and the module of no group last
