@@ -53,7 +53,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         suffix = "@" + "_".join(sorted(names))
         if names and not item.nodeid.endswith(suffix):
             item._id = NodeId.parse(item.nodeid + suffix)
-    # xdist hands out a unit (a group, or a module of no group) as a whole: a unit ranks as its most urgent test
+    # xdist hands out a unit (a group, or a module of no group) as a whole: it ranks as its most urgent test
     scope_rank: dict[str, int] = {}
     for item in items:
         scope = _scope(item)
@@ -75,7 +75,7 @@ def _scheduled_rank(item: pytest.Item) -> int:
     the few long volume tests last, and one worker ran them alone for the run's last minute and more.
     Sorted (stably) this way, the stacks and sam local's containers start at once, the volume modules
     follow, then the modules that run a tool (``sam build``, checkov: 20 s and more), and the thousands
-    of short tests fill both workers to the end.
+    of short tests fill every worker to the end.
     """
     if item.get_closest_marker("xdist_group") is None:
         return 3 if item.get_closest_marker("tooling") is not None else 4

@@ -1,8 +1,8 @@
 """FeedTable stream consumer: ROUTES says what happens when each record type is written or removed.
 
-Each effect is a handler in feed.consumers.feed_stream that gets all its records of the batch, of every type routed
-to it (posts and follows count on profiles in one call). FilterCriteria in template.yaml lets in exactly
-these types."""
+Each effect is a handler in feed.consumers.feed_stream that gets all its records of the batch, of every
+type routed to it (posts and follows count on profiles in one call). FilterCriteria in template.yaml lets
+in exactly these types."""
 
 from typing import Any
 
