@@ -6,9 +6,9 @@ from collections import Counter
 
 import pytest
 
-from local.harness.client import Answer, ApiClient
+from local.harness.client import ApiClient
 from local.harness.factories import create_product, idempotency_key, line, order_body, place_order
-from local.harness.race import Call, in_containers
+from local.harness.race import CONTENTION, Call, in_containers, settled
 from shopfeed.commerce import bootstrap, events, items
 from shopfeed.commerce.models import DEFAULT_WAREHOUSE
 from tests.ddblocal.conftest import StoredItems
@@ -16,7 +16,6 @@ from tests.ddblocal.conftest import StoredItems
 pytestmark = [pytest.mark.ddblocal, pytest.mark.xdist_group(__name__)]
 
 INSUFFICIENT_STOCK = "https://shopfeed.dev/problems/insufficient-stock"
-CONTENTION = "https://shopfeed.dev/problems/contention"
 UNAVAILABLE = "https://shopfeed.dev/problems/dependency-unavailable"
 PRODUCT = "P-FLASH"
 EAST = "WH-EAST"
@@ -49,7 +48,7 @@ def test_five_hundred_orders_for_a_hundred_units_in_ten_buckets_sell_exactly_a_h
     # a 409 contention or a 503 says "send it again": a client doing so, with the same key, ends with
     # an order or insufficient-stock (on this machine 50 containers and DynamoDB Local share 2 cores,
     # and calls run out of their budget)
-    retried = [_until_settled(admin, call, answer) for call, answer in zip(calls, answers, strict=True)]
+    retried = [settled(admin, call, answer) for call, answer in zip(calls, answers, strict=True)]
 
     # then exactly 100 orders were placed, every other one refused as out of stock
     placed = [a.json for a in retried if a.status == 201]
@@ -72,16 +71,6 @@ def test_five_hundred_orders_for_a_hundred_units_in_ten_buckets_sell_exactly_a_h
     assert sorted(order["order_id"] for order in stored.of(items.ORDER)) == placed_ids
     outbox = stored.of(items.OUTBOX_EVENT, event_type=events.ORDER_PLACED)
     assert sorted(event["aggregate_id"] for event in outbox) == placed_ids
-
-
-def _until_settled(client: ApiClient, call: Call, answer: Answer, tries: int = 20) -> Answer:
-    """``answer``, or, while it says "send it again" (409 contention, 503), the answer of ``call`` sent
-    again as it was (same buyer, same Idempotency-Key: an order whose answer was lost is answered)."""
-    for _ in range(tries):
-        if answer.status != 503 and (answer.status != 409 or answer.json["type"] != CONTENTION):
-            return answer
-        answer = client.as_user(call.sub).post(call.path, call.body, headers=dict(call.headers))
-    return answer
 
 
 def test_an_order_no_single_bucket_can_serve_is_split_and_one_larger_than_all_is_refused(
