@@ -10,7 +10,7 @@ from aws_lambda_powertools.utilities.parser.models import (
 )
 
 from local.filtering import filter_patterns
-from local.streams import StreamSettings
+from local.streams import POLL_INTERVAL_S, QUIET_AFTER_S, QUIET_POLL_INTERVAL_S, StreamSettings, poll_wait
 from tests.local.conftest import Queue, StreamTable, TestConsumer, drain
 
 REPORTING = {"report_batch_item_failures": True, "starting_position": "TRIM_HORIZON"}
@@ -295,3 +295,26 @@ def test_records_that_age_out_while_retried_stop_being_retried(
 
 def _sequence_numbers(consumer: TestConsumer) -> list[str]:
     return [r["dynamodb"]["SequenceNumber"] for r in consumer.events[0]["Records"]]
+
+
+def test_a_quiet_stream_is_polled_once_a_second_and_a_busy_one_at_lambdas_pace() -> None:
+    # records came: the next poll at once
+    assert poll_wait(3, quiet_for_s=0.0) == 0.0
+    # nothing lately, but within the quiet spell: Lambda's four polls a second
+    assert poll_wait(0, quiet_for_s=QUIET_AFTER_S - 0.1) == POLL_INTERVAL_S == 0.25
+    # quiet for longer: once a second, until records come again
+    assert poll_wait(0, quiet_for_s=QUIET_AFTER_S) == QUIET_POLL_INTERVAL_S == 1.0
+    assert poll_wait(1, quiet_for_s=600.0) == 0.0
+
+
+def test_a_partial_batch_in_its_batching_window_keeps_the_poller_at_lambdas_pace(
+    make_poller: Any, stream_table: StreamTable
+) -> None:
+    # given a record read and held by a batching window
+    poller = make_poller(StreamSettings(batch_size=10, batching_window_s=60, starting_position="TRIM_HORIZON"))
+    stream_table.put("a")
+    assert not poller.buffered()
+    poller.poll()
+
+    # then the poller counts it as waiting, so a quiet stream does not slow the window's close
+    assert poller.buffered()
