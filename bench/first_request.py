@@ -134,9 +134,7 @@ class EngineCalls(logging.Handler):
     # counted from there, the client need not be imported before init.
     def emit(self, line):
         method, url = line.args[:2]
-        path = "/" + url.split("/", 3)[-1].split("?")[0]
-        # Priming's search rehearsal (decision 255) is answered on loopback, never by the engine.
-        calls.append(("rehearsal " if path.startswith("/rehearsal/") else "") + "search " + method + " " + path)
+        calls.append("search " + method + " " + "/" + url.split("/", 3)[-1].split("?")[0])
 engine_log = logging.getLogger("opensearch")
 engine_log.setLevel(logging.INFO)
 engine_log.propagate = False
@@ -252,16 +250,13 @@ class FirstRequests:
 
 def _calls(calls: list[str]) -> str:
     dry = sum(1 for call in calls if call.startswith("dry run "))
-    rehearsed = sum(1 for call in calls if call.startswith("rehearsal "))
     counted: dict[str, int] = {}
     for call in calls:
-        if not call.startswith(("dry run ", "rehearsal ")):
+        if not call.startswith("dry run "):
             counted[call] = counted.get(call, 0) + 1
     shown = [f"{name} ×{count}" if count > 1 else name for name, count in counted.items()]
     if dry:
         shown.append(f"{dry} dry runs (not sent)")
-    if rehearsed:
-        shown.append(f"{rehearsed} search rehearsed on loopback (not the engine)")
     return ", ".join(shown) or "none"
 
 

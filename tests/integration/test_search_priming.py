@@ -1,15 +1,11 @@
-"""Priming the search engine's client at init (decisions 240, 255): where search is configured, a
-container initialised as in Lambda imports opensearch-py, builds the client and rehearses one search
-against a canned answer on loopback at init, without calling the engine, and its first search imports
-nothing more and calls what a warm search calls."""
+"""Priming the search engine's client at init (decision 240): where search is configured, a container
+initialised as in Lambda imports opensearch-py and builds the client at init, without a network call,
+and its first search imports nothing more and calls what a warm search calls."""
 
 import json
-import logging
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -17,7 +13,7 @@ import pytest
 from local.cfn import ROOT
 from shopfeed.commerce.catalog.search import PRODUCTS
 from shopfeed.feed.posts.search import POSTS
-from shopfeed.platform.search import SearchMapping, Upsert, engine, opensearch
+from shopfeed.platform.search import SearchMapping, Upsert
 from shopfeed.platform.search.opensearch import connect
 from tests.conftest import TEST_ENVIRONMENT
 from tests.support.search import osmem_engine, osmem_url
@@ -134,9 +130,8 @@ def test_priming_builds_the_search_client_without_a_network_call(function: str) 
     assert "shopfeed.platform.search.opensearch" in result["primed"]
     assert result["built"] == 1
     assert result["engine"] == "Breaker"
-    # ... rehearsed one search, answered on loopback by the canned engine ...
-    assert [call for call in result["init_calls"] if call.startswith("search ")] == ["search POST /rehearsal/_search"]
-    # ... and never connected to the engine
+    # ... and neither called the engine nor connected to it
+    assert not any(call.startswith("search ") for call in result["init_calls"]), result["init_calls"]
     assert result["connected"] is False
 
 
@@ -173,59 +168,3 @@ def _index(endpoint: str, spec: SearchMapping, body: dict[str, Any]) -> None:
     engine = connect(endpoint, timeout=60)
     engine.write(spec, [Upsert(str(body[spec.key_field]), 1, body)])
     engine.refresh(spec)
-
-
-def test_a_rehearsal_that_cannot_run_leaves_init_to_go_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    # given a container where no loopback socket can be opened
-    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "commerce_api")
-    monkeypatch.setenv("SEARCH_ENDPOINT", "http://127.0.0.1:9")
-
-    tried: list[object] = []
-
-    def refused(address: object, **_: object) -> None:
-        tried.append(address)
-        raise PermissionError("no sockets here")
-
-    monkeypatch.setattr(opensearch.socket, "create_server", refused)
-
-    # when the API's engine is built at init, then the rehearsal was tried, and the engine is built all
-    # the same, behind the breaker
-    assert type(engine.for_api()).__name__ == "Breaker"
-    assert tried == [("127.0.0.1", 0)]
-
-
-def test_a_signed_engines_rehearsal_signs_compresses_and_reads_its_canned_answer(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
-    # given the adapter of an Amazon OpenSearch domain (SigV4, gzip), which the rehearsal must never call
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
-    adapter = connect("search-shopfeed.us-east-1.es.amazonaws.com", region="us-east-1", timeout=2, retries=0)
-    received: list[bytes] = []
-    canned = opensearch._canned_engine
-
-    @contextmanager
-    def recorded(answer: bytes) -> Iterator[tuple[str, list[bytes]]]:
-        with canned(answer) as (url, requests):
-            yield url, requests
-        received.extend(requests)
-
-    monkeypatch.setattr(opensearch, "_canned_engine", recorded)
-    failures: list[object] = []
-    monkeypatch.setattr(opensearch.logger, "warning", lambda *args, **_: failures.append(args))
-
-    # when it rehearses
-    with caplog.at_level(logging.INFO, logger="opensearch"):
-        adapter.rehearse_search()
-
-    # then one search was answered on loopback, signed and compressed as the domain's are, and nothing failed
-    sent = [r.getMessage() for r in caplog.records if r.name == "opensearch"]
-    assert len(sent) == 1, sent
-    assert sent[0].startswith("POST http://127.0.0.1:")
-    assert "/rehearsal/_search" in sent[0]
-    assert "[status:200" in sent[0]
-    (request,) = received
-    head = request.split(b"\r\n\r\n", 1)[0].lower()
-    assert b"authorization: aws4-hmac-sha256 credential=akidexample/" in head
-    assert b"content-encoding: gzip" in head
-    assert failures == []

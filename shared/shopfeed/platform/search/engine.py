@@ -6,14 +6,11 @@ tools, ``sam local``) never loads it: an API builds it at init in Lambda, where 
 """
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from shopfeed.platform.config import SearchSettings, settings
 from shopfeed.platform.search import SearchIndex
 from shopfeed.platform.search.breaker import Breaker
-
-if TYPE_CHECKING:
-    from shopfeed.platform.search.opensearch import OpenSearchIndex
 
 
 @dataclass(frozen=True)
@@ -30,7 +27,7 @@ API_BUDGET: Final = Budget(timeout=1.0, retries=1)
 WORKER_BUDGET: Final = Budget(timeout=5.0, retries=2)
 
 
-def configured(budget: Budget = WORKER_BUDGET) -> "OpenSearchIndex | None":
+def configured(budget: Budget = WORKER_BUDGET) -> SearchIndex | None:
     """The engine of ``SEARCH_ENDPOINT``, or None when the stack has none (search is off)."""
     config = settings(SearchSettings)
     if not config.search_endpoint:
@@ -43,14 +40,6 @@ def configured(budget: Budget = WORKER_BUDGET) -> "OpenSearchIndex | None":
 
 
 def for_api() -> SearchIndex | None:
-    """The engine as an API function asks it: within ``API_BUDGET``, behind a circuit breaker. In Lambda
-    priming builds it at init, and its read path is rehearsed there against a canned answer (decision
-    255)."""
+    """The engine as an API function asks it: within ``API_BUDGET``, behind a circuit breaker."""
     engine = configured(API_BUDGET)
-    if engine is None:
-        return None
-    from shopfeed.platform.warmup import in_lambda  # an API's priming module, loaded already
-
-    if in_lambda():
-        engine.rehearse_search()
-    return Breaker(engine)
+    return Breaker(engine) if engine is not None else None

@@ -6,21 +6,15 @@ opensearch-py is imported here only, and this module only where an engine is bui
 function's import loads it; an API's priming does at init (decision 240).
 """
 
-import json
-import socket
-import threading
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from typing import Any, Final
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from opensearchpy import OpenSearch, Urllib3AWSV4SignerAuth, Urllib3HttpConnection
 from opensearchpy.exceptions import ConnectionError as EngineConnectionError
 from opensearchpy.exceptions import NotFoundError, RequestError, TransportError
 
-from shopfeed.platform.observability import logger
 from shopfeed.platform.search import (
     DELETED_FIELD,
-    VERSION_FIELD,
     Outcome,
     Remove,
     SearchHit,
@@ -57,43 +51,28 @@ def connect(
 
         session = boto3.Session()
         auth = Urllib3AWSV4SignerAuth(session.get_credentials(), region or session.region_name, signing_service)
-    options: dict[str, Any] = {
-        "http_auth": auth,
-        "connection_class": Urllib3HttpConnection,
+    client = OpenSearch(
+        hosts=[url],
+        http_auth=auth,
+        connection_class=Urllib3HttpConnection,
         # Each function's budget (engine.Budget) fits its timeout with room to answer. Retrying a bulk
         # request that had landed is harmless: its writes come back stale (external versions).
-        "timeout": timeout,
-        "max_retries": retries,
-        "retry_on_timeout": True,
-        "http_compress": not local,
-    }
+        timeout=timeout,
+        max_retries=retries,
+        retry_on_timeout=True,
+        http_compress=not local,
+    )
     # Amazon OpenSearch pages by search_after on relevance; a local engine is asked who it is.
-    return OpenSearchIndex(OpenSearch(hosts=[url], **options), score_paging=None if local else True, options=options)
+    return OpenSearchIndex(client, score_paging=None if local else True)
 
 
 class OpenSearchIndex:
-    """``SearchIndex`` on an OpenSearch client; ``options`` are the client's own (``rehearse_search``
-    makes its rehearsal client with them)."""
+    """``SearchIndex`` on an OpenSearch client."""
 
-    def __init__(
-        self, client: OpenSearch, score_paging: bool | None = None, options: Mapping[str, Any] | None = None
-    ) -> None:
+    def __init__(self, client: OpenSearch, score_paging: bool | None = None) -> None:
         self._client = client
         self._ensured: set[str] = set()
         self._score_paging = score_paging
-        self._options = dict(options or {})
-
-    def rehearse_search(self) -> None:
-        """One search through a client made as this one is (its signing, compression and timeouts),
-        answered by a canned engine on loopback: at init, where no caller waits, urllib3 and
-        opensearch-py send a request, read a real answer off a socket and the adapter parses its hit.
-        The engine is never called; the first search still opens its own connection (decision 255)."""
-        try:
-            with _canned_engine(_REHEARSAL_ANSWER) as (url, _):
-                rehearsal = OpenSearchIndex(OpenSearch(hosts=[url], **self._options), score_paging=True)
-                rehearsal.search(_REHEARSAL, SearchQuery("rehearsal", ("name",), 1, {"kind": "rehearsal"}))
-        except (OSError, SearchUnavailable) as error:  # a rehearsal that fails costs the first search only
-            logger.warning("search rehearsal failed", extra={"error": str(error)})
 
     def ensure_index(self, spec: SearchMapping) -> bool:
         try:
@@ -234,69 +213,6 @@ class OpenSearchIndex:
             raise SearchUnavailable(f"moving {spec.alias} to {to}: {error}") from error
         self._ensured.add(spec.alias)
         return previous
-
-
-# What the rehearsal asks and the canned engine answers: one hit, so the hit parsing runs too.
-_REHEARSAL: Final = SearchMapping("rehearsal", 1, {"name": {"type": "text"}}, "name")
-_REHEARSAL_ANSWER: Final = json.dumps(
-    {
-        "took": 1,
-        "timed_out": False,
-        "hits": {
-            "hits": [
-                {
-                    "_index": "rehearsal-v1",
-                    "_id": "rehearsal",
-                    "_score": 1.0,
-                    "_source": {"name": "rehearsal", VERSION_FIELD: 1, DELETED_FIELD: False},
-                    "sort": [1.0, "rehearsal"],
-                }
-            ]
-        },
-    }
-).encode()
-
-
-@contextmanager
-def _canned_engine(answer: bytes) -> Iterator[tuple[str, list[bytes]]]:
-    """The URL of a one-request HTTP server on loopback, and the request it reads: it answers ``answer``
-    and closes the connection.
-
-    Written by hand: the standard library's ``http.server`` would be a few more modules at every API's
-    init for one request, and opensearch-py has no in-process transport that reads off a socket."""
-    requests: list[bytes] = []
-    with socket.create_server(("127.0.0.1", 0)) as listener:
-        listener.settimeout(2.0)
-
-        def serve() -> None:
-            try:
-                connection, _ = listener.accept()
-            except OSError:
-                return
-            with connection:
-                connection.settimeout(2.0)
-                received = b""
-                while b"\r\n\r\n" not in received and (chunk := connection.recv(65536)):
-                    received += chunk
-                head, _, body = received.partition(b"\r\n\r\n")
-                length = next(
-                    (int(line[15:]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")), 0
-                )
-                while len(body) < length and (chunk := connection.recv(65536)):
-                    body += chunk
-                requests.append(head + b"\r\n\r\n" + body)
-                connection.sendall(
-                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json; charset=UTF-8\r\n"
-                    + b"content-length: %d\r\nconnection: close\r\n\r\n" % len(answer)
-                    + answer
-                )
-
-        server = threading.Thread(target=serve, name="search rehearsal", daemon=True)
-        server.start()
-        try:
-            yield f"http://127.0.0.1:{listener.getsockname()[1]}", requests
-        finally:
-            server.join(timeout=2.0)
 
 
 def _rank(sort: Sequence[Any]) -> tuple[float, str]:
