@@ -46,6 +46,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     as xdist would, until xdist does it itself (then the suffix is already there and this does nothing).
     """
     if not getattr(config.option, "loadgroup", False):  # set on xdist's workers only
+        # Without xdist each group's tests still run together, as a worker runs them: a session stack
+        # stops after its group's last test (tests/e2e/conftest.py) and is not started twice.
+        first: dict[str, int] = {}
+        for index, item in enumerate(items):
+            first.setdefault(_unit(item), index)
+        items.sort(key=lambda item: first[_unit(item)])
         return
     for item in items:
         marks = item.iter_markers("xdist_group")
@@ -59,6 +65,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         scope = _scope(item)
         scope_rank[scope] = min(scope_rank.get(scope, 4), _scheduled_rank(item))
     items.sort(key=lambda item: scope_rank[_scope(item)])
+
+
+def _unit(item: pytest.Item) -> str:
+    """An item's xdist group, or its module: what a worker runs together."""
+    marker = item.get_closest_marker("xdist_group")
+    return f"@{marker.args[0]}" if marker and marker.args else item.nodeid.split("::", 1)[0]
 
 
 def _scope(item: pytest.Item) -> str:

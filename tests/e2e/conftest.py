@@ -212,6 +212,29 @@ def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack
         yield stack
 
 
+# The session's stacks, each used by the tests of one xdist group, which run one after another on one
+# worker. A stack stops after its group's last test rather than when the worker's session ends: idle
+# for the rest of the run it would still cost its pollers' CPU (decision 259).
+SESSION_STACKS = ("local_stack", "faulted_stack")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    yield
+    if not isinstance(item, pytest.Function) or (nextitem is not None and _group(nextitem) == _group(item)):
+        return
+    for name in SESSION_STACKS:
+        if name in item.fixturenames:
+            # Finishing a fixture early is what pytest does when a parametrized one changes: the
+            # fixtures built on it finish first, and a later test asking for it would build it again.
+            item._fixtureinfo.name2fixturedefs[name][-1].finish(item._request)  # type: ignore[arg-type] # reads .node
+
+
+def _group(item: pytest.Item) -> str | None:
+    marker = item.get_closest_marker("xdist_group")
+    return str(marker.args[0]) if marker else None
+
+
 @contextlib.contextmanager
 def running_stack(state_dir: Path, *options: str) -> Iterator[LocalStack]:
     """A local stack of its own, seeded, stopped at the end with every child process it started;
