@@ -11,7 +11,7 @@ from local import cfn
 from local.harness.client import ApiClient
 from local.harness.factories import create_product
 from local.harness.tables import create_tables
-from shopfeed.accounts.bootstrap import AccountsSettings
+from shopfeed.accounts.settings import AccountsSettings
 from shopfeed.commerce.settings import CommerceStreamSettings
 from shopfeed.platform import clients
 from tests.integration.outbox_support import CommerceStream, Subscriber, create_event_bus_with_subscriber

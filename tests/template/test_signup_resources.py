@@ -3,7 +3,7 @@
 from typing import Any
 
 from local import cfn
-from shopfeed.accounts.bootstrap import AccountsSettings
+from shopfeed.accounts.settings import AccountsSettings
 
 TEMPLATE = cfn.load()
 RESOURCES = TEMPLATE["Resources"]

@@ -1,26 +1,23 @@
 """The accounts' composition root: both tables, wired once per container."""
 
 from functools import cache
-from typing import TYPE_CHECKING, Annotated
-
-from pydantic import Field
+from typing import TYPE_CHECKING
 
 from shopfeed.platform import clients
-from shopfeed.platform.config import Settings, settings
+from shopfeed.platform.config import settings
 
+# The settings and the repository are imported inside the factories that build them, as the commerce
+# composition root does (decision 214): the commerce API imports this module, and its priming (or the
+# first users request) builds them.
 if TYPE_CHECKING:
     from shopfeed.accounts.repository import Accounts
     from shopfeed.platform import dynamo
 
 
-class AccountsSettings(Settings):
-    commerce_table_name: Annotated[str, Field(min_length=3)]
-    feed_table_name: Annotated[str, Field(min_length=3)]
-
-
 @cache
 def tables() -> "tuple[dynamo.Table, dynamo.Table]":
     """CommerceTable and FeedTable, as the user routes read and write them together."""
+    from shopfeed.accounts.settings import AccountsSettings
     from shopfeed.platform import dynamo
 
     config = settings(AccountsSettings)
