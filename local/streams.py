@@ -40,7 +40,7 @@ log = logging.getLogger("local.streams")
 
 POLL_INTERVAL_S = 0.25  # Lambda polls each shard four times a second
 # A mapping that has read nothing for QUIET_AFTER_S, with nothing buffered, polls once a second until
-# records come again: an idle stack's pollers cost the machine a quarter as much (decision 256), and
+# records come again: an idle stack's pollers cost the machine about half as much (decision 256), and
 # the first record after a quiet spell waits up to a second to be read.
 QUIET_AFTER_S = 5.0
 QUIET_POLL_INTERVAL_S = 1.0
