@@ -10,8 +10,15 @@ from moto.sqs import models
 
 
 class QueueTime:
+    """Visibility and delays (moto's millisecond clock) move only as the test moves them: the wall clock
+    runs a thousand times slower there, so a message held back for ``n`` seconds stays held however
+    slowly a loaded machine runs the test between two receives, and one made visible at once (a
+    visibility timeout of 0) is visible again after any wall time at all. Long polls and retention
+    (moto's second clock) keep the wall clock, plus what the test moved: a long poll still ends."""
+
     def __init__(self) -> None:
         self.passed = 0.0
+        self._started = utils.unix_time()
 
     def advance(self, seconds: float) -> None:
         self.passed += seconds
@@ -20,7 +27,10 @@ class QueueTime:
         return utils.unix_time(dt) + (self.passed if dt is None else 0.0)
 
     def unix_time_millis(self, dt: datetime | None = None) -> float:
-        return self.unix_time(dt) * 1000.0
+        if dt is not None:
+            return utils.unix_time_millis(dt)
+        wall = utils.unix_time() - self._started
+        return (self._started + self.passed + wall / 1000.0) * 1000.0
 
 
 @pytest.fixture
