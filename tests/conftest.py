@@ -50,33 +50,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         # stops after its group's last test (tests/e2e/conftest.py) and is not started twice.
         first: dict[str, int] = {}
         for index, item in enumerate(items):
-            first.setdefault(_unit(item), index)
-        items.sort(key=lambda item: first[_unit(item)])
+            first.setdefault(work_unit(item), index)
+        items.sort(key=lambda item: first[work_unit(item)])
         return
     for item in items:
-        marks = item.iter_markers("xdist_group")
-        names = {str(mark.args[0] if mark.args else mark.kwargs.get("name", "default")) for mark in marks}
-        suffix = "@" + "_".join(sorted(names))
-        if names and not item.nodeid.endswith(suffix):
+        suffix = work_unit(item)
+        if suffix.startswith("@") and not item.nodeid.endswith(suffix):
             item._id = NodeId.parse(item.nodeid + suffix)
     # xdist hands out a unit (a group, or a module of no group) as a whole: it ranks as its most urgent test
-    scope_rank: dict[str, int] = {}
+    unit_rank: dict[str, int] = {}
     for item in items:
-        scope = _scope(item)
-        scope_rank[scope] = min(scope_rank.get(scope, 4), _scheduled_rank(item))
-    items.sort(key=lambda item: scope_rank[_scope(item)])
+        unit = work_unit(item)
+        unit_rank[unit] = min(unit_rank.get(unit, 4), _scheduled_rank(item))
+    items.sort(key=lambda item: unit_rank[work_unit(item)])
 
 
-def _unit(item: pytest.Item) -> str:
-    """An item's xdist group, or its module: what a worker runs together."""
-    marker = item.get_closest_marker("xdist_group")
-    return f"@{marker.args[0]}" if marker and marker.args else item.nodeid.split("::", 1)[0]
-
-
-def _scope(item: pytest.Item) -> str:
-    """The unit xdist's loadgroup hands out: the group after ``@``, else the module."""
-    nodeid = item.nodeid
-    return nodeid.rsplit("@", 1)[1] if "@" in nodeid else nodeid.split("::", 1)[0]
+def work_unit(item: pytest.Item) -> str:
+    """What one xdist worker runs together under loadgroup: ``@`` and the item's group names (the suffix
+    loadgroup gives its node id), or, for an item of no group, its module."""
+    marks = item.iter_markers("xdist_group")
+    names = sorted({str(mark.args[0] if mark.args else mark.kwargs.get("name", "default")) for mark in marks})
+    return "@" + "_".join(names) if names else item.nodeid.split("::", 1)[0]
 
 
 def _scheduled_rank(item: pytest.Item) -> int:

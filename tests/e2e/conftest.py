@@ -27,6 +27,7 @@ import requests
 from local.auth import SigningKey, issuer_for
 from local.cfn import ROOT
 from local.dynamodb_local import free_port
+from tests.conftest import work_unit
 
 # A browser app's origin the session's stack allows (AllowedOrigins): another loopback address, so the
 # page served from it and the API are of different origins. tests/e2e/test_stack.py serves it.
@@ -221,18 +222,13 @@ SESSION_STACKS = ("local_stack", "faulted_stack")
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     yield
-    if not isinstance(item, pytest.Function) or (nextitem is not None and _group(nextitem) == _group(item)):
+    if not isinstance(item, pytest.Function) or (nextitem is not None and work_unit(nextitem) == work_unit(item)):
         return
     for name in SESSION_STACKS:
         if name in item.fixturenames:
             # Finishing a fixture early is what pytest does when a parametrized one changes: the
             # fixtures built on it finish first, and a later test asking for it would build it again.
             item._fixtureinfo.name2fixturedefs[name][-1].finish(item._request)  # type: ignore[arg-type] # reads .node
-
-
-def _group(item: pytest.Item) -> str | None:
-    marker = item.get_closest_marker("xdist_group")
-    return str(marker.args[0]) if marker else None
 
 
 @contextlib.contextmanager
