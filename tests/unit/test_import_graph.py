@@ -40,6 +40,7 @@ NOT_IN_HTTP = {
     # The storage side (decision 214): the composition roots import it as they build the ports, which
     # priming does at init in Lambda (tests/integration/test_cold_start.py shows no request imports more).
     "shopfeed.commerce.settings": "the commerce functions' settings (read by the composition root)",
+    "shopfeed.accounts.settings": "the accounts' settings (read by their composition root, decision 260)",
     "shopfeed.commerce.payments.sandbox": "the sandbox payment provider (the payment worker's)",
 }
 # Module names ending so, which no HTTP entry point loads at import (decision 214).
@@ -304,6 +305,7 @@ STREAM = Kind(http=False, served=frozenset({"commerce"}))
         (COMMERCE_API, "shopfeed.commerce.orders.repository", True),
         (COMMERCE_API, "shopfeed.accounts.repository", True),
         (COMMERCE_API, "shopfeed.commerce.settings", True),
+        (COMMERCE_API, "shopfeed.accounts.settings", True),
         (COMMERCE_API, "shopfeed.commerce.payments.sandbox", True),
         (COMMERCE_API, "shopfeed.commerce.orders.services", False),
         (COMMERCE_API, "ulid", True),
