@@ -4,7 +4,8 @@ moto's in-process backend is not thread-safe (50 concurrent TransactWriteItems o
 orders and crashed threads), so races are proven here. One DynamoDB Local per xdist worker, started
 by the worker's first test here; each module is an xdist group of its own (``xdist_group(__name__)``),
 so both workers can take modules of this tier while its module fixtures are built once. Every test
-gets its own tables under a unique suffix.
+gets its own tables under a unique suffix, except where a module's tests only read a large data set
+written once for them (test_reindex.py).
 
 A module marked ``volume`` (thousands of items a test) gets a DynamoDB Local of its own, stopped when
 the module ends: the shared engine stays slow after such a load even once its tables are deleted (the
@@ -72,17 +73,25 @@ def tables(
 
     Depends on the autouse ``environment`` fixture so the endpoint is set after it cleared them.
     """
-    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", engine.endpoint)
-    monkeypatch.setenv("CALL_TIMEOUT_SCALE", CALL_TIMEOUT_SCALE)
-    reset_caches()
+    point_at(engine, monkeypatch)
     names = create_tables(clients.dynamodb(), suffix=f"-{uuid.uuid4().hex[:12]}")
-    monkeypatch.setenv("COMMERCE_TABLE_NAME", names["CommerceTable"])
-    monkeypatch.setenv("FEED_TABLE_NAME", names["FeedTable"])
-    reset_caches()
+    point_at(engine, monkeypatch, names)
     yield names
     client = clients.dynamodb()
     for name in names.values():
         client.delete_table(TableName=name)
+
+
+def point_at(
+    engine: dynamodb_local.DynamoDBLocal, monkeypatch: pytest.MonkeyPatch, names: Mapping[str, str] | None = None
+) -> None:
+    """The function's environment on ``engine``, and on the template tables ``names`` when given."""
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", engine.endpoint)
+    monkeypatch.setenv("CALL_TIMEOUT_SCALE", CALL_TIMEOUT_SCALE)
+    if names:
+        monkeypatch.setenv("COMMERCE_TABLE_NAME", names["CommerceTable"])
+        monkeypatch.setenv("FEED_TABLE_NAME", names["FeedTable"])
+    reset_caches()
 
 
 @pytest.fixture

@@ -23,8 +23,9 @@ def catalog(count: int) -> list[dict[str, Any]]:
     return [{**items.product_item(p), items.LEGACY_AVAILABLE: p.available} for p in made]
 
 
-def put_items(table: str, all_items: list[dict[str, Any]]) -> None:
-    client = clients.dynamodb()
+def put_items(table: str, all_items: list[dict[str, Any]], client: Any = None) -> None:
+    """``all_items`` written to ``table`` by ``client`` (the function's, as the environment says, by default)."""
+    client = client or clients.dynamodb()
     for start in range(0, len(all_items), 25):
         requests = [{"PutRequest": {"Item": dynamo.serialize(item)}} for item in all_items[start : start + 25]]
         client.batch_write_item(RequestItems={table: requests})
