@@ -15,7 +15,12 @@ from shopfeed.accounts.settings import AccountsSettings
 from shopfeed.commerce.settings import CommerceStreamSettings
 from shopfeed.platform import clients
 from tests.integration.outbox_support import CommerceStream, Subscriber, create_event_bus_with_subscriber
-from tests.support.moto_backend import empty_tables, forget_all_but_dynamodb, journal_transactions
+from tests.support.moto_backend import (
+    empty_tables,
+    forget_all_but_dynamodb,
+    journal_transactions,
+    plain_attribute_values,
+)
 from tests.support.payments import PaymentChain, PaymentLine
 
 # The tables commerce's settings name (through template.yaml's environment), and only those. The user
@@ -27,6 +32,7 @@ COMMERCE_TABLES = frozenset(
     if field.endswith("_table_name")
 )
 journal_transactions()
+plain_attribute_values()
 Calls = list[tuple[str, str]]
 
 

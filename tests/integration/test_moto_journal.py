@@ -1,10 +1,13 @@
-"""The integration tier's moto undoes a cancelled transaction by a journal (tests/support/moto_backend.py):
-what it leaves must be what real DynamoDB leaves, nothing."""
+"""The integration tier's moto (tests/support/moto_backend.py) undoes a cancelled transaction by a journal:
+what it leaves must be what real DynamoDB leaves, nothing. And it answers plain attribute values as
+they are held: the answers must be those of moto's own walk through the model."""
 
+import json
 from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
+from moto.core.serialize import BaseJSONSerializer
 
 from shopfeed.platform import clients
 from tests.integration.outbox_support import CommerceStream
@@ -86,3 +89,60 @@ def test_a_transaction_that_succeeds_is_applied_whole(aws: None) -> None:
     got = {sk: dynamodb.get_item(TableName=TABLE, Key=key(sk))["Item"]["n"]["N"] for sk in ("KEPT", "NEW")}
     assert got == {"KEPT": "2", "NEW": "7"}
     assert [r["eventName"] for r in stream_records()][-2:] == ["INSERT", "MODIFY"]
+
+
+def test_answers_with_attribute_values_as_held_are_moto_s_own(aws: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    # given an item with every type of attribute value, binary ones (which take moto's walk) too
+    dynamodb = clients.dynamodb()
+    every_type = {
+        "s": {"S": "text"},
+        "n": {"N": "12.5"},
+        "t": {"BOOL": True},
+        "z": {"NULL": True},
+        "ss": {"SS": ["a", "b"]},
+        "ns": {"NS": ["1", "2"]},
+        "b": {"B": b"\x00bytes"},
+        "bs": {"BS": [b"x", b"y"]},
+        "m": {"M": {"inner": {"L": [{"S": "x"}, {"N": "1"}, {"M": {"deep": {"BOOL": False}}}]}}},
+        "l_with_b": {"L": [{"S": "x"}, {"B": b"y"}]},
+        "empty_l": {"L": []},
+        "empty_m": {"M": {}},
+    }
+    dynamodb.put_item(TableName=TABLE, Item=key("EVERY") | every_type)
+    dynamodb.put_item(TableName=TABLE, Item=key("PLAIN") | {"n": {"N": "1"}, "s": {"S": "x"}})
+
+    bodies: list[Any] = []
+    dynamodb.meta.events.register(
+        "before-parse.dynamodb.*", lambda response_dict, **_: bodies.append(json.loads(response_dict["body"]))
+    )
+
+    def answers() -> list[Any]:
+        """Each read's answer as moto wrote it (the JSON body, before botocore drops what it does not know)."""
+        bodies.clear()
+        [
+            dynamodb.get_item(TableName=TABLE, Key=key("EVERY"), ReturnConsumedCapacity="TOTAL"),
+            dynamodb.query(
+                TableName=TABLE,
+                KeyConditionExpression="PK = :pk",
+                ExpressionAttributeValues={":pk": {"S": "JOURNAL#1"}},
+                Limit=1,
+            ),
+            dynamodb.batch_get_item(RequestItems={TABLE: {"Keys": [key("EVERY"), key("PLAIN")]}}),
+            dynamodb.update_item(
+                TableName=TABLE,
+                Key=key("PLAIN"),
+                UpdateExpression="SET s = :s",
+                ExpressionAttributeValues={":s": {"S": "x"}},
+                ReturnValues="ALL_NEW",
+            ),
+        ]
+        return list(bodies)
+
+    # when the same reads are answered as held, then walked through the model as moto does
+    assert getattr(BaseJSONSerializer._serialize_type_structure, "plain", False)
+    held = answers()
+    walked = BaseJSONSerializer._serialize_type_structure.walked  # type: ignore[attr-defined]
+    monkeypatch.setattr(BaseJSONSerializer, "_serialize_type_structure", walked)
+    # then they are the same, every attribute type as it was written
+    assert answers() == held
+    assert dynamodb.get_item(TableName=TABLE, Key=key("EVERY"))["Item"] == key("EVERY") | every_type
