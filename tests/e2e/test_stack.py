@@ -6,7 +6,6 @@ import json
 import re
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from local.cfn import ROOT
 from tests.e2e.conftest import APP_ORIGIN, EVENT_TIMEOUT_S, Client, LocalStack
 from tests.e2e.test_feed_fanout import eventually
 from tests.e2e.test_orders import order_body, place
+from tests.support.servers import serve_in_thread
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
@@ -223,7 +223,7 @@ def serving(origin: str, page: str) -> Iterator[str]:
 
     address = urlsplit(origin)
     server = http.server.ThreadingHTTPServer((str(address.hostname), int(address.port or 80)), Page)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve_in_thread(server)
     try:
         yield f"{origin}/app.html"
     finally:

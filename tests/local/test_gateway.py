@@ -19,6 +19,7 @@ from local.lambdas import LocalFunction
 from local.schedules import Scheduler
 from local.server import LocalPages, LocalServer
 from shopfeed.platform.http import caller_from_event
+from tests.support.servers import serve_in_thread
 
 ISSUER = issuer_for(3000)
 
@@ -267,8 +268,7 @@ def server(gateway: ApiGateway, key: SigningKey, tmp_path: Path) -> Iterator[str
     url = f"http://127.0.0.1:{port}"
     pages = LocalPages(ready, ISSUER, key, lambda: {"api": url}, Scheduler([]), openapi, url)
     http = LocalServer(("127.0.0.1", port), gateway, pages)
-    thread = threading.Thread(target=http.serve_forever, daemon=True)
-    thread.start()
+    thread = serve_in_thread(http)
     yield url
     http.shutdown()
     http.server_close()

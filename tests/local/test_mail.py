@@ -16,6 +16,7 @@ from local.gateway import ApiGateway
 from local.schedules import Scheduler
 from local.server import LocalPages, LocalServer
 from shopfeed.commerce.emails.sender import EmailRejected, SesSender
+from tests.support.servers import serve_in_thread
 
 
 @pytest.fixture
@@ -27,7 +28,7 @@ def stack_url(tmp_path: Path) -> Iterator[str]:
     key = SigningKey.load_or_create(tmp_path)
     pages = LocalPages(ready, url, key, dict, Scheduler([]), tmp_path / "openapi.json", url)
     server = LocalServer(("127.0.0.1", int(url.rsplit(":", 1)[1])), ApiGateway([], {}, {}), pages)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve_in_thread(server)
     yield url
     server.shutdown()
     server.server_close()

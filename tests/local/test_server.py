@@ -19,6 +19,7 @@ from local.gateway import ApiGateway
 from local.lambdas import LocalFunction
 from local.schedules import Scheduler
 from local.server import LocalPages, LocalServer
+from tests.support.servers import serve_in_thread
 
 CLIENTS = 50
 ANSWER_TIMEOUT_S = 10  # a bound for a hung server, never reached by a healthy one
@@ -49,7 +50,7 @@ def local_server(tmp_path: Path) -> Iterator[LocalServer]:
 
 
 def serve(server: LocalServer) -> str:
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve_in_thread(server)
     server.started.set()
     host, port = server.server_address[:2]
     return f"http://{host!s}:{port}"
