@@ -111,32 +111,34 @@ def test_answers_with_attribute_values_as_held_are_moto_s_own(aws: None, monkeyp
     dynamodb.put_item(TableName=TABLE, Item=key("EVERY") | every_type)
     dynamodb.put_item(TableName=TABLE, Item=key("PLAIN") | {"n": {"N": "1"}, "s": {"S": "x"}})
 
-    bodies: list[Any] = []
-    dynamodb.meta.events.register(
-        "before-parse.dynamodb.*", lambda response_dict, **_: bodies.append(json.loads(response_dict["body"]))
-    )
-
     def answers() -> list[Any]:
-        """Each read's answer as moto wrote it (the JSON body, before botocore drops what it does not know)."""
-        bodies.clear()
-        [
-            dynamodb.get_item(TableName=TABLE, Key=key("EVERY"), ReturnConsumedCapacity="TOTAL"),
+        """Each read's answer as moto wrote it (the JSON body, before botocore drops what it does not
+        know). The hook comes off again: the worker's tests share this client."""
+        bodies: list[Any] = []
+
+        def keep(response_dict: dict[str, Any], **_: Any) -> None:
+            bodies.append(json.loads(response_dict["body"]))
+
+        dynamodb.meta.events.register("before-parse.dynamodb.*", keep)
+        try:
+            dynamodb.get_item(TableName=TABLE, Key=key("EVERY"), ReturnConsumedCapacity="TOTAL")
             dynamodb.query(
                 TableName=TABLE,
                 KeyConditionExpression="PK = :pk",
                 ExpressionAttributeValues={":pk": {"S": "JOURNAL#1"}},
                 Limit=1,
-            ),
-            dynamodb.batch_get_item(RequestItems={TABLE: {"Keys": [key("EVERY"), key("PLAIN")]}}),
+            )
+            dynamodb.batch_get_item(RequestItems={TABLE: {"Keys": [key("EVERY"), key("PLAIN")]}})
             dynamodb.update_item(
                 TableName=TABLE,
                 Key=key("PLAIN"),
                 UpdateExpression="SET s = :s",
                 ExpressionAttributeValues={":s": {"S": "x"}},
                 ReturnValues="ALL_NEW",
-            ),
-        ]
-        return list(bodies)
+            )
+        finally:
+            dynamodb.meta.events.unregister("before-parse.dynamodb.*", keep)
+        return bodies
 
     # when the same reads are answered as held, then walked through the model as moto does
     assert getattr(BaseJSONSerializer._serialize_type_structure, "plain", False)

@@ -5,6 +5,12 @@ itself, and most tests answer before they touch a table. So the tables are creat
 emptied after each test, and everything else moto holds (queues, buses, buckets, secrets) is forgotten
 as a fresh ``mock_aws()`` would. Stream readers start from TRIM_HORIZON, so each table also gets a new
 stream shard: no record of the previous test reaches the next.
+
+Two of moto's costs that grow with what a test holds are cut where the result is the same: a
+transaction is undone by a journal of its items, not a copy of every table (``journal_transactions``),
+and an answer's attribute values are put in it as held, not walked through the service model
+(``plain_attribute_values``). tests/integration/test_moto_journal.py checks both: a cancelled
+transaction leaves nothing, and the answers are those moto would have written.
 """
 
 import copy
