@@ -64,8 +64,10 @@ for _short, _long in {
     _Loader.add_constructor(f"!{_short}", _tag(_long))
 
 
+@cache
 def load(path: Path = TEMPLATE) -> dict[str, Any]:
-    """The template at ``path``, parsed once per process (``load()`` and ``load(TEMPLATE)`` are one)."""
+    """The template at ``path``, parsed once per process (``load()`` and ``load(TEMPLATE)`` are one
+    parse; each spelling is resolved once, not on every call: readers call this per request)."""
     return _parsed(path.resolve())
 
 
