@@ -17,7 +17,7 @@ from local.harness.fanout import (
 from shopfeed.feed import items
 from shopfeed.feed.home.fanout import FanoutAction, FanoutTask
 from shopfeed.feed.models import Delivery, Post
-from shopfeed.platform import batch_writes, clients
+from shopfeed.platform import clients
 from tests.support.calls import dynamodb_calls
 from tests.support.faults import all_but_the_first, unprocessed_writes
 
@@ -99,15 +99,11 @@ def test_every_unprocessed_item_is_written_again(line: FanoutLine) -> None:
     assert sorted(feed_entries(TABLE, followers, post)) == followers
 
 
-def test_a_page_dynamodb_keeps_refusing_fails_its_message_for_redelivery(
-    line: FanoutLine, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_page_dynamodb_keeps_refusing_fails_its_message_for_redelivery(line: FanoutLine) -> None:
     # given DynamoDB writes one request per call and refuses the rest, for as long as the worker tries
     followers = follower_ids(PAGE)
     post = posted(followers)
     line.send([task(post)])
-    # the worker's backoffs between its attempts are not waited for (full jitter up to 6.4 s: seconds a test)
-    monkeypatch.setattr(batch_writes, "BASE_DELAY_S", 0.0)
     # when
     with unprocessed_writes(all_but_the_first, calls=None):
         line.poller().poll()

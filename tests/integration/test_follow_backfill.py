@@ -15,7 +15,7 @@ from shopfeed.feed import bootstrap, items, keys
 from shopfeed.feed.home.backfill import FollowAction, FollowReport, FollowTask, settle_follow
 from shopfeed.feed.home.fanout import FanoutAction, FanoutTask
 from shopfeed.feed.models import Delivery, Post
-from shopfeed.platform import batch_writes, clients, dynamo
+from shopfeed.platform import clients, dynamo
 from shopfeed.platform.clock import utc_now
 from tests.integration.outbox_support import CommerceStream
 from tests.integration.test_feed_stream import TABLE, consume, post_records
@@ -111,15 +111,11 @@ def test_a_follow_backfills_the_newest_fanned_out_posts_and_an_unfollow_takes_ev
     assert feed_of("U200") == []
 
 
-def test_a_backfill_dynamodb_keeps_refusing_comes_back_from_the_queue_and_ends_exact(
-    line: FanoutLine, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_backfill_dynamodb_keeps_refusing_comes_back_from_the_queue_and_ends_exact(line: FanoutLine) -> None:
     # given
     posts = posts_of_u100(BACKFILL)
     follow(TABLE, "U200", "U100")
     line.send([task(FollowAction.BACKFILL)])
-    # the worker's backoffs between its attempts are not waited for (full jitter up to 6.4 s: seconds a test)
-    monkeypatch.setattr(batch_writes, "BASE_DELAY_S", 0.0)
     # when DynamoDB writes one request per BatchWriteItem and refuses the rest, for as long as the worker tries
     with unprocessed_writes(all_but_the_first, calls=None):
         line.poller().poll()

@@ -6,9 +6,10 @@ import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
+from unittest.mock import patch
 
 from local.faults import Injector
-from shopfeed.platform import clients
+from shopfeed.platform import batch_writes, clients
 
 
 class FirstAttempts(random.Random):
@@ -53,8 +54,10 @@ def all_but_the_first(position: int) -> bool:
 def unprocessed_writes(refuse: Callable[[int], bool] = every_second, calls: int | None = 1) -> Iterator[list[int]]:
     """DynamoDB throttling part of each BatchWriteItem, as it does under load: the requests at the
     positions ``refuse`` picks are left unwritten and handed back in UnprocessedItems, for the first
-    ``calls`` calls (None: every call). The first request always goes through, as a throttled batch
-    still makes progress. Yields the number of requests refused per call."""
+    ``calls`` calls (None: every call, and then the writer's backoffs between its attempts, full
+    jitter up to 6.4 s, are not waited for: what is left unwritten is the point, not how long it took).
+    The first request always goes through, as a throttled batch still makes progress. Yields the
+    number of requests refused per call."""
     refused: list[int] = []
     held: list[Any] = []
     events = clients.dynamodb().meta.events
@@ -73,9 +76,16 @@ def unprocessed_writes(refuse: Callable[[int], bool] = every_second, calls: int 
         for table, request in held:
             unprocessed.setdefault(table, []).append(request)
 
-    with _hooked(
-        events,
-        {"provide-client-params.dynamodb.BatchWriteItem": withhold, "after-call.dynamodb.BatchWriteItem": hand_back},
+    delay = batch_writes.BASE_DELAY_S if calls is not None else 0.0
+    with (
+        _hooked(
+            events,
+            {
+                "provide-client-params.dynamodb.BatchWriteItem": withhold,
+                "after-call.dynamodb.BatchWriteItem": hand_back,
+            },
+        ),
+        patch.object(batch_writes, "BASE_DELAY_S", delay),
     ):
         yield refused
 
