@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
 
 # Transaction labels: cancellation reasons are read by these, never by position.
-_KEY: Final = "idempotency-key"
 _POST: Final = "post"
 _EDGE: Final = "edge"
 _FOLLOWEE: Final = "followee"
@@ -103,15 +102,7 @@ class FeedRepository:
         if post.delivery is Delivery.PULL:
             author = PullAuthor(author_id=post.author_id, last_pull_post_at=post.created_at)
             transaction.add("pull-author", self._table.put_op(items.pull_author_item(author)))
-        transaction.add(_KEY, idempotency.record_put(self._table.name, request, POST_SNAPSHOT, post, now))
-        try:
-            self._table.transact(transaction, busy=f"post {post.post_id}")
-        except dynamo.TransactionCancelled as cancelled:
-            replayed = idempotency.replay(request, cancelled.reason(_KEY), POST_SNAPSHOT)
-            if replayed:
-                return replayed
-            raise
-        return Created(post)
+        return idempotency.commit(self._table, transaction, request, POST_SNAPSHOT, post, now, f"post {post.post_id}")
 
     def get_post(self, post_id: str) -> Post | None:
         item = self._table.get(keys.post(post_id))

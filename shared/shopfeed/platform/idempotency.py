@@ -33,6 +33,8 @@ RETENTION = timedelta(hours=24)
 _PREFIX = "IDEMPOTENCY#"
 _SORT = "REQUEST"
 ENTITY_TYPE = "IdempotencyKey"
+# The key record's label in a transaction: its cancellation reason is read by this.
+KEY = "idempotency-key"
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,32 @@ def record_put[M: BaseModel](
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
     }
+
+
+def commit[M: BaseModel](
+    table: "dynamo.Table",
+    transaction: "dynamo.Transaction",
+    request: IdempotentRequest,
+    snapshot: Snapshot[M],
+    value: M,
+    now: datetime,
+    busy: str,
+) -> Created[M]:
+    """Commit ``transaction`` with the key's record in it (labelled ``KEY``): ``Created(value)``, or the
+    first request's value when this is its retry, from the record CancellationReasons returns. Any
+    other cancellation raises TransactionCancelled, for the caller to read by its own labels; ``busy``
+    names what was contended (``Table.transact``)."""
+    from shopfeed.platform import dynamo
+
+    transaction.add(KEY, record_put(table.name, request, snapshot, value, now))
+    try:
+        table.transact(transaction, busy=busy)
+    except dynamo.TransactionCancelled as cancelled:
+        replayed = replay(request, cancelled.reason(KEY), snapshot)
+        if replayed:
+            return replayed
+        raise
+    return Created(value)
 
 
 def _record_key(request: IdempotentRequest) -> dict[str, str]:

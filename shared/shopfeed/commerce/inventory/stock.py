@@ -46,7 +46,6 @@ _BATCH_KEYS: Final = 100
 LAYOUT: Final = "stock-layout"
 BUCKET: Final = "bucket:"
 LEGACY: Final = "stock:"
-_KEY: Final = "idempotency-key"
 # A resize or restock re-reads and retries when an order changed a bucket it redistributes.
 _ADJUST_ATTEMPTS: Final = 4
 # How long a container keeps a layout for placing orders (decision 154).
@@ -677,13 +676,10 @@ class StockRepository:
                 guard = Attr("PK").exists() & Attr("available").lte(MAX_STOCK - units)
                 change = Update(add={"available": units})
                 transaction.add(label, self._table.update_op(key, change, condition=guard, return_old_on_failure=True))
-            transaction.add(_KEY, idempotency.record_put(self._table.name, request, RESTOCK_SNAPSHOT, restocked, now))
+            busy = f"product {product_id}"
             try:
-                self._table.transact(transaction, busy=f"product {product_id}")
+                return idempotency.commit(self._table, transaction, request, RESTOCK_SNAPSHOT, restocked, now, busy)
             except dynamo.TransactionCancelled as cancelled:
-                replayed = idempotency.replay(request, cancelled.reason(_KEY), RESTOCK_SNAPSHOT)
-                if replayed:
-                    return replayed
                 failed = cancelled.failed_labels()
                 legacy = failed[LEGACY].item if LEGACY in failed else {}
                 if legacy is None:
@@ -697,7 +693,6 @@ class StockRepository:
                         f"Restocking {quantity} would take product {product_id} past the maximum stock of {MAX_STOCK}."
                     ) from cancelled
                 raise
-            return Created(restocked)
         raise Contention(f"stock of product {product_id}")
 
 

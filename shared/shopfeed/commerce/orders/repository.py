@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
 
 # Transaction labels: cancellation reasons are read by these, never by position.
-_KEY = "idempotency-key"
 HISTORY: Final = "history"
 _ORDER: Final = "order:"
 _EVENT: Final = "event:"
@@ -104,7 +103,7 @@ class CommerceRepository(CatalogRepository):
             try:
                 self._table.transact_once(transaction)
             except dynamo.TransactionCancelled as cancelled:
-                replayed = idempotency.replay(request, cancelled.reason(_KEY), ORDER_SNAPSHOT)
+                replayed = idempotency.replay(request, cancelled.reason(idempotency.KEY), ORDER_SNAPSHOT)
                 if replayed:
                     return replayed
                 if not self._learn(placed, cancelled, choices):
@@ -178,7 +177,7 @@ class CommerceRepository(CatalogRepository):
                 transaction.add(label, take_op(self._table, line.product_id, take, line.unit_price))
         transaction.add("event", self._table.put_op(items.outbox_item(event), if_absent=True))
         transaction.add(HISTORY, history_op(self._table, OrderMove.of(None, order, order.user_id, "placed")))
-        transaction.add(_KEY, idempotency.record_put(self._table.name, request, ORDER_SNAPSHOT, order, now))
+        transaction.add(idempotency.KEY, idempotency.record_put(self._table.name, request, ORDER_SNAPSHOT, order, now))
         for label, op in also:
             transaction.add(label, op)
         return transaction

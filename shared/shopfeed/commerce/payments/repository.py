@@ -37,7 +37,6 @@ from shopfeed.platform.pagination import Source, merged_page, query_page
 _ATTEMPT: Final = "attempt"
 _ORDER: Final = "order"
 _EVENT: Final = "event"
-_KEY: Final = "idempotency-key"
 _PURCHASE: Final = "purchase:"
 
 # What a key record keeps of the attempt it created (never the payment method token).
@@ -72,18 +71,14 @@ class PaymentRepository:
         transaction.add(
             _ORDER, self._table.update_op(keys.order(order), pay, condition=payable, return_old_on_failure=True)
         )
-        transaction.add(_KEY, idempotency.record_put(self._table.name, request, ATTEMPT_SNAPSHOT, answer, now))
+        busy = f"order {order}"
         try:
-            self._table.transact(transaction, busy=f"order {order}")
+            return idempotency.commit(self._table, transaction, request, ATTEMPT_SNAPSHOT, answer, now, busy)
         except dynamo.TransactionCancelled as cancelled:
-            replayed = idempotency.replay(request, cancelled.reason(_KEY), ATTEMPT_SNAPSHOT)
-            if replayed:
-                return replayed
             refused = cancelled.reason(_ORDER)
             if refused.failed_condition:
                 raise _not_payable(attempt, refused.item) from cancelled
             raise
-        return Created(answer)
 
     def get_order(self, order_id: str) -> Order | None:
         """The order with its lines (one strongly consistent Query)."""

@@ -29,7 +29,6 @@ from shopfeed.platform.pagination import query_page
 _SHIPMENT: Final = "shipment"
 _ORDER: Final = "order"
 _EVENT: Final = "event:"
-_KEY: Final = "idempotency-key"
 
 SHIPMENT_SNAPSHOT: Final = Snapshot(Shipment, version=1)
 
@@ -51,20 +50,16 @@ class ShipmentRepository:
         transaction = Transaction()
         transaction.add(_SHIPMENT, self._table.put_op(items.shipment_item(shipment), if_absent=True))
         transaction.add(_ORDER, self._table.check_op(keys.order(shipment.order_id), paid))
-        transaction.add(_KEY, idempotency.record_put(self._table.name, request, SHIPMENT_SNAPSHOT, shipment, now))
+        busy = f"order {shipment.order_id}"
         try:
-            self._table.transact(transaction, busy=f"order {shipment.order_id}")
+            return idempotency.commit(self._table, transaction, request, SHIPMENT_SNAPSHOT, shipment, now, busy)
         except dynamo.TransactionCancelled as cancelled:
-            replayed = idempotency.replay(request, cancelled.reason(_KEY), SHIPMENT_SNAPSHOT)
-            if replayed:
-                return replayed
             order = cancelled.reason(_ORDER)
             if order.failed_condition and order.item is None:
                 raise NotFound("order", shipment.order_id) from cancelled
             if order.failed_condition and order.item is not None:
                 raise OrderNotShippable(shipment.order_id, str(order.item["status"])) from cancelled
             raise
-        return Created(shipment)
 
     def get_with_order(self, order_id: str, shipment_id: str) -> tuple[Order | None, Shipment | None]:
         """The order's header and the shipment, in one strongly consistent BatchGetItem."""

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 _POST: Final = "post"
 _LIKE: Final = "like"
 _COMMENT: Final = "comment"
-_KEY: Final = "idempotency-key"
 
 COMMENT_SNAPSHOT: Final = Snapshot(Comment, version=1)
 LEADERBOARD_SIZE: Final = 100
@@ -85,17 +84,13 @@ class EngagementRepository:
         transaction = Transaction()
         transaction.add(_POST, self._post_exists(comment.post_id))
         transaction.add(_COMMENT, self._table.put_op(items.comment_item(comment), if_absent=True))
-        transaction.add(_KEY, idempotency.record_put(self._table.name, request, COMMENT_SNAPSHOT, comment, now))
+        busy = f"comments of {comment.post_id}"
         try:
-            self._table.transact(transaction, busy=f"comments of {comment.post_id}")
+            return idempotency.commit(self._table, transaction, request, COMMENT_SNAPSHOT, comment, now, busy)
         except dynamo.TransactionCancelled as cancelled:
-            replayed = idempotency.replay(request, cancelled.reason(_KEY), COMMENT_SNAPSHOT)
-            if replayed:
-                return replayed
             if cancelled.failed(_POST):
                 raise NotFound("post", comment.post_id) from cancelled
             raise
-        return Created(comment)
 
     def get_comment(self, post_id: str, comment_id: str) -> Comment | None:
         item = self._table.get(keys.comment(post_id, comment_id))
