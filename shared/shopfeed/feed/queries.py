@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from shopfeed.feed import items, keys
 from shopfeed.feed.models import Comment
 from shopfeed.platform.models import Page
-from shopfeed.platform.pagination import Reader
+from shopfeed.platform.pagination import Reader, Source
 
 
 def comments_of_user(reader: Reader, user_id: str, limit: int, cursor: str | None) -> Page[Comment]:
@@ -15,12 +15,10 @@ def comments_of_user(reader: Reader, user_id: str, limit: int, cursor: str | Non
     posts' keys. A comment whose post is gone is left out, as the post's own comment list is a 404 then
     (its comments are removed by the stream consumer a moment later). ``limit`` at most 100 (one
     BatchGetItem)."""
-    found, next_cursor = reader.page(
-        f"comments-of-user:{user_id}", keys.COMMENTS_BY_USER, keys.user_partition(user_id), limit, cursor, forward=False
-    )
-    comments = [items.comment_from(item) for item in found]
-    posts = existing_posts(reader, [comment.post_id for comment in comments])
-    return Page(items=[comment for comment in comments if comment.post_id in posts], next_cursor=next_cursor)
+    source = Source(keys.COMMENTS_BY_USER, keys.user_partition(user_id))
+    page = reader.page_of(items.comment_from, f"comments-of-user:{user_id}", source, limit, cursor, forward=False)
+    posts = existing_posts(reader, [comment.post_id for comment in page.items])
+    return Page(items=[comment for comment in page.items if comment.post_id in posts], next_cursor=page.next_cursor)
 
 
 def existing_posts(reader: Reader, post_ids: Sequence[str]) -> set[str]:

@@ -23,7 +23,7 @@ from shopfeed.platform.dynamo import BASE_TABLE, Transaction
 from shopfeed.platform.errors import InvalidCursor, NotFound
 from shopfeed.platform.idempotency import Created, IdempotentRequest, Snapshot
 from shopfeed.platform.models import Page
-from shopfeed.platform.pagination import Source, merge, merged_page, query_page
+from shopfeed.platform.pagination import Reader, Source, merge
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
@@ -79,7 +79,7 @@ class FeedRepository:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._table = table
-        self._cursors = cursors
+        self._pages = Reader(table, cursors)
         self._cache_seconds = pull_authors_cache_seconds
         self._clock = clock
         self._pull_authors: tuple[float, list[PullAuthor]] | None = None
@@ -123,23 +123,15 @@ class FeedRepository:
             raise
 
     def list_posts_of_author(self, author_id: str, limit: int, cursor: str | None) -> Page[PostSummary]:
-        found, next_cursor = query_page(
-            self._table,
-            self._cursors,
-            f"posts-by-author:{author_id}",
-            keys.POSTS_BY_AUTHOR,
-            keys.user_partition(author_id),
-            limit,
-            cursor,
-            forward=False,
+        source = Source(keys.POSTS_BY_AUTHOR, keys.user_partition(author_id))
+        return self._pages.page_of(
+            items.post_summary_from, f"posts-by-author:{author_id}", source, limit, cursor, forward=False
         )
-        return Page(items=[items.post_summary_from(i) for i in found], next_cursor=next_cursor)
 
     def list_posts_with_tag(self, tag: str, limit: int, cursor: str | None) -> Page[PostSummary]:
         """Scatter-gather over the tag's write shards, merged newest first (one Query per shard)."""
         sources = [Source(keys.POSTS_BY_TAG, keys.tag_partition(tag, shard)) for shard in range(keys.TAG_SHARDS)]
-        found, next_cursor = merged_page(self._table, self._cursors, f"posts-by-tag:{tag}", sources, limit, cursor)
-        return Page(items=[items.post_summary_from(i) for i in found], next_cursor=next_cursor)
+        return self._pages.merged_of(items.post_summary_from, f"posts-by-tag:{tag}", sources, limit, cursor)
 
     # -- follows -----------------------------------------------------------------------------
 
@@ -176,10 +168,8 @@ class FeedRepository:
     def _follows(
         self, scope: str, index: dynamo.IndexSpec, user_id: str, limit: int, cursor: str | None
     ) -> Page[Follow]:
-        found, next_cursor = query_page(
-            self._table, self._cursors, scope, index, keys.user_partition(user_id), limit, cursor, forward=False
-        )
-        return Page(items=[items.follow_from(i) for i in found], next_cursor=next_cursor)
+        source = Source(index, keys.user_partition(user_id))
+        return self._pages.page_of(items.follow_from, scope, source, limit, cursor, forward=False)
 
     # -- home feed (FEED-003) ----------------------------------------------------------------
 
@@ -195,7 +185,7 @@ class FeedRepository:
         listed is skipped (its entry's removal may lag behind).
         """
         scope = f"home-feed:{user_id}"
-        state = self._cursors.decode(scope, cursor)
+        state = self._pages.cursors.decode(scope, cursor)
         if state is None:
             authors: list[str | None] = list(self._followed_pull_authors(user_id))
             position = None
@@ -212,7 +202,7 @@ class FeedRepository:
         next_cursor = None
         if next_position is not None:
             prints = "".join(_author_print(a) if a is not None else _GONE_PRINT for a in authors)
-            next_cursor = self._cursors.encode(scope, {"a": prints, "m": next_position})
+            next_cursor = self._pages.cursors.encode(scope, {"a": prints, "m": next_position})
         return Page(items=posts, next_cursor=next_cursor)
 
     def _authors_by_print(self, prints: str) -> list[str | None]:

@@ -25,6 +25,7 @@ from boto3.dynamodb.conditions import ConditionBase, Key
 from shopfeed.platform import dynamo
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.errors import InvalidCursor
+from shopfeed.platform.models import Page
 
 _WATERMARK: Final = "w"
 _EXHAUSTED: Final = "x"
@@ -110,29 +111,6 @@ def query_page(
 
 
 @dataclass(frozen=True)
-class Reader:
-    """What a read-side query function needs: the table and the API's cursor signer. A GET route that
-    only reads calls such a function directly with the reader its context's composition root builds
-    (no port member, no pass-through use case)."""
-
-    table: dynamo.Table
-    cursors: CursorCodec
-
-    def page(
-        self,
-        scope: str,
-        index: dynamo.IndexSpec,
-        partition: str,
-        limit: int,
-        cursor: str | None,
-        *,
-        forward: bool = True,
-    ) -> tuple[list[dynamo.Item], str | None]:
-        """``query_page`` on this table with this signer."""
-        return query_page(self.table, self.cursors, scope, index, partition, limit, cursor, forward=forward)
-
-
-@dataclass(frozen=True)
 class Source:
     """One partition a merged page reads: ``partition`` of ``index``."""
 
@@ -156,6 +134,48 @@ def merged_page(
     """
     found, position = merge(table, sources, limit, codec.decode(scope, cursor), newest_first=newest_first)
     return found, None if position is None else codec.encode(scope, position)
+
+
+@dataclass(frozen=True)
+class Reader:
+    """The table and the API's cursor signer, which every paged read needs: repositories page through
+    it, and a GET route that only reads calls a read-side query function directly with the reader its
+    context's composition root builds (no port member, no pass-through use case)."""
+
+    table: dynamo.Table
+    cursors: CursorCodec
+
+    def page_of[T](
+        self,
+        convert: Callable[[dynamo.Item], T],
+        scope: str,
+        source: Source,
+        limit: int,
+        cursor: str | None,
+        **query: Any,
+    ) -> Page[T]:
+        """``query_page`` of ``source`` on this table with this signer (``query`` holds its options:
+        ``where``, ``filter``, ``forward``, ``consistent``), each item made a value by ``convert``."""
+        found, next_cursor = query_page(
+            self.table, self.cursors, scope, source.index, source.partition, limit, cursor, **query
+        )
+        return Page(items=[convert(item) for item in found], next_cursor=next_cursor)
+
+    def merged_of[T](
+        self,
+        convert: Callable[[dynamo.Item], T],
+        scope: str,
+        sources: Sequence[Source],
+        limit: int,
+        cursor: str | None,
+        *,
+        newest_first: bool = True,
+    ) -> Page[T]:
+        """``merged_page`` of ``sources`` on this table with this signer, each item made a value."""
+        found, next_cursor = merged_page(
+            self.table, self.cursors, scope, sources, limit, cursor, newest_first=newest_first
+        )
+        return Page(items=[convert(item) for item in found], next_cursor=next_cursor)
 
 
 def merge(

@@ -14,7 +14,7 @@ from shopfeed.platform.dynamo import Transaction, Update
 from shopfeed.platform.errors import AlreadyExists, Contention, NotFound, StaleVersion
 from shopfeed.platform.idempotency import Created, IdempotentRequest
 from shopfeed.platform.models import Page
-from shopfeed.platform.pagination import query_page
+from shopfeed.platform.pagination import Reader, Source
 from shopfeed.platform.types import Money
 
 __all__ = ["RESTOCK_SNAPSHOT", "CatalogRepository"]
@@ -26,7 +26,7 @@ _REPRICE_ATTEMPTS = 4
 class CatalogRepository:
     def __init__(self, table: dynamo.Table, cursors: CursorCodec) -> None:
         self._table = table
-        self._cursors = cursors
+        self._pages = Reader(table, cursors)
         self.stock = StockRepository(table)
 
     def add_product(self, product: Product) -> None:
@@ -130,16 +130,10 @@ class CatalogRepository:
         raise Contention(f"product {product_id}")
 
     def list_products_in_category(self, category: str, limit: int, cursor: str | None) -> Page[ProductSummary]:
-        found, next_cursor = query_page(
-            self._table,
-            self._cursors,
-            f"products-by-category:{category}",
-            keys.PRODUCTS_BY_CATEGORY,
-            keys.category_partition(category),
-            limit,
-            cursor,
+        source = Source(keys.PRODUCTS_BY_CATEGORY, keys.category_partition(category))
+        return self._pages.page_of(
+            items.product_summary_from, f"products-by-category:{category}", source, limit, cursor
         )
-        return Page(items=[items.product_summary_from(i) for i in found], next_cursor=next_cursor)
 
     def restock(
         self,

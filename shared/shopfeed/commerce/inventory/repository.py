@@ -16,7 +16,7 @@ from shopfeed.platform import batch_writes, dynamo
 from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.dynamo import BASE_TABLE
 from shopfeed.platform.models import Page
-from shopfeed.platform.pagination import query_page
+from shopfeed.platform.pagination import Reader, Source
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import WriteRequestTypeDef
@@ -75,17 +75,8 @@ class SnapshotQueries:
     """What ops read: a day's snapshot, paged."""
 
     def __init__(self, table: dynamo.Table, cursors: CursorCodec) -> None:
-        self._table = table
-        self._cursors = cursors
+        self._pages = Reader(table, cursors)
 
     def list_day(self, day: str, limit: int, cursor: str | None) -> Page[InventoryLevel]:
-        found, next_cursor = query_page(
-            self._table,
-            self._cursors,
-            f"inventory-snapshot:{day}",
-            BASE_TABLE,
-            keys.snapshot_partition(day),
-            limit,
-            cursor,
-        )
-        return Page(items=[items.inventory_level_from(item) for item in found], next_cursor=next_cursor)
+        source = Source(BASE_TABLE, keys.snapshot_partition(day))
+        return self._pages.page_of(items.inventory_level_from, f"inventory-snapshot:{day}", source, limit, cursor)

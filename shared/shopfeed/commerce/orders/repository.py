@@ -6,7 +6,7 @@ domain errors right here, reading the reasons by label; owns the pagination curs
 
 import random
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -41,7 +41,7 @@ from shopfeed.platform.errors import Contention, NotFound, StaleVersion
 from shopfeed.platform.idempotency import Created, IdempotentRequest, Snapshot
 from shopfeed.platform.models import Page
 from shopfeed.platform.outbox import OutboxEvent
-from shopfeed.platform.pagination import Source, merged_page, query_page
+from shopfeed.platform.pagination import Reader, Source
 from shopfeed.platform.types import Money
 
 if TYPE_CHECKING:
@@ -70,6 +70,31 @@ def history_op(table: dynamo.Table, move: OrderMove) -> "TransactWriteItemTypeDe
     and its record commit together or not at all. Put only if absent: a version recorded twice (a
     writer holding a stale order) cancels the move instead of rewriting history."""
     return table.put_op(items.order_history_item(move), if_absent=True)
+
+
+def owned_in_order[T](
+    pages: Reader,
+    convert: Callable[[dynamo.Item], T],
+    scope: str,
+    prefix: str,
+    order_id: str,
+    owner: str | None,
+    limit: int,
+    cursor: str | None,
+    **query: Any,
+) -> Page[T]:
+    """A page of the order partition's items under ``prefix``, in key order unless ``query`` says
+    otherwise; with ``owner`` only that user's (a filter: the caller is authorised by the same Query)."""
+    return pages.page_of(
+        convert,
+        f"{scope}:{order_id}:{owner or '*'}",
+        Source(BASE_TABLE, keys.order_partition(order_id)),
+        limit,
+        cursor,
+        where=lambda sk: sk.begins_with(prefix),
+        filter=Attr("user_id").eq(owner) if owner is not None else None,
+        **query,
+    )
 
 
 class CommerceRepository(CatalogRepository):
@@ -230,54 +255,22 @@ class CommerceRepository(CatalogRepository):
     def list_order_lines(self, order_id: str, owner: str | None, limit: int, cursor: str | None) -> Page[OrderLine]:
         """Lines in order. With ``owner``, lines of someone else's order are filtered out in the same
         Query, so the caller is authorised without reading the header first."""
-        found, next_cursor = self._owned_in_order("order-lines", keys.LINE, order_id, owner, limit, cursor)
-        return Page(items=[items.order_line_from(i) for i in found], next_cursor=next_cursor)
+        convert = items.order_line_from
+        return owned_in_order(self._pages, convert, "order-lines", keys.LINE, order_id, owner, limit, cursor)
 
     def list_order_history(self, order_id: str, owner: str | None, limit: int, cursor: str | None) -> Page[OrderMove]:
         """HISTORY: one strongly consistent Query of the order's partition, oldest move first. With
         ``owner``, someone else's history is filtered out in the same Query."""
-        found, next_cursor = self._owned_in_order(
-            "order-history", keys.HISTORY, order_id, owner, limit, cursor, consistent=True
-        )
-        return Page(items=[items.order_move_from(i) for i in found], next_cursor=next_cursor)
-
-    def _owned_in_order(
-        self,
-        scope: str,
-        prefix: str,
-        order_id: str,
-        owner: str | None,
-        limit: int,
-        cursor: str | None,
-        consistent: bool = False,
-    ) -> tuple[list[dynamo.Item], str | None]:
-        """A page of the order partition's items under ``prefix``, in key order; with ``owner`` only that
-        user's (a filter: the caller is authorised by the same Query)."""
-        return query_page(
-            self._table,
-            self._cursors,
-            f"{scope}:{order_id}:{owner or '*'}",
-            BASE_TABLE,
-            keys.order_partition(order_id),
-            limit,
-            cursor,
-            where=lambda sk: sk.begins_with(prefix),
-            filter=Attr("user_id").eq(owner) if owner is not None else None,
-            consistent=consistent,
+        convert = items.order_move_from
+        return owned_in_order(
+            self._pages, convert, "order-history", keys.HISTORY, order_id, owner, limit, cursor, consistent=True
         )
 
     def list_orders_of_user(self, user_id: str, limit: int, cursor: str | None) -> Page[OrderSummary]:
-        found, next_cursor = query_page(
-            self._table,
-            self._cursors,
-            f"orders-by-user:{user_id}",
-            keys.ORDERS_BY_USER,
-            keys.user_orders_partition(user_id),
-            limit,
-            cursor,
-            forward=False,
+        source = Source(keys.ORDERS_BY_USER, keys.user_orders_partition(user_id))
+        return self._pages.page_of(
+            items.order_summary_from, f"orders-by-user:{user_id}", source, limit, cursor, forward=False
         )
-        return Page(items=[items.order_summary_from(i) for i in found], next_cursor=next_cursor)
 
     def list_orders_by_status(
         self, status: OrderStatus, month: str, limit: int, cursor: str | None
@@ -287,10 +280,9 @@ class CommerceRepository(CatalogRepository):
             Source(keys.ORDERS_BY_STATUS, keys.status_partition(status, month, shard))
             for shard in range(keys.ORDER_STATUS_SHARDS)
         ]
-        found, next_cursor = merged_page(
-            self._table, self._cursors, f"orders-by-status:{status}:{month}", shards, limit, cursor
+        return self._pages.merged_of(
+            items.order_summary_from, f"orders-by-status:{status}:{month}", shards, limit, cursor
         )
-        return Page(items=[items.order_summary_from(i) for i in found], next_cursor=next_cursor)
 
     def cancel_order(
         self, order: Order, cancelled: Order, event: OutboxEvent, move: OrderMove, refund_id: str | None = None

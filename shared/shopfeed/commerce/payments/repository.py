@@ -23,15 +23,15 @@ from shopfeed.commerce.models import (
     Refund,
     RefundStatus,
 )
-from shopfeed.commerce.orders.repository import HISTORY, history_op, read_order
+from shopfeed.commerce.orders.repository import HISTORY, history_op, owned_in_order, read_order
 from shopfeed.platform import dynamo, idempotency
 from shopfeed.platform.cursors import CursorCodec
-from shopfeed.platform.dynamo import BASE_TABLE, Transaction, Update
+from shopfeed.platform.dynamo import Transaction, Update
 from shopfeed.platform.errors import NotFound
 from shopfeed.platform.idempotency import Created, IdempotentRequest, Snapshot
 from shopfeed.platform.models import Page
 from shopfeed.platform.outbox import OutboxEvent
-from shopfeed.platform.pagination import Source, merged_page, query_page
+from shopfeed.platform.pagination import Reader, Source
 
 # Transaction labels: cancellation reasons are read by these, never by position.
 _ATTEMPT: Final = "attempt"
@@ -208,33 +208,29 @@ class PaymentQueries:
     """The payment lists: ECOM-006 (an order's attempts) and ECOM-007 (pending attempts)."""
 
     def __init__(self, table: dynamo.Table, cursors: CursorCodec) -> None:
-        self._table = table
-        self._cursors = cursors
+        self._pages = Reader(table, cursors)
 
     def list_for_order(self, order_id: str, owner: str | None, limit: int, cursor: str | None) -> Page[PaymentAttempt]:
         """ECOM-006: one strongly consistent Query of the order's partition, newest first (attempt ids
         are ULIDs). With ``owner``, someone else's attempts are filtered out in the same Query."""
-        found, next_cursor = query_page(
-            self._table,
-            self._cursors,
-            f"order-payments:{order_id}:{owner or '*'}",
-            BASE_TABLE,
-            keys.order_partition(order_id),
+        return owned_in_order(
+            self._pages,
+            items.payment_attempt_from,
+            "order-payments",
+            keys.PAYMENT,
+            order_id,
+            owner,
             limit,
             cursor,
-            where=lambda sk: sk.begins_with(keys.PAYMENT),
-            filter=Attr("user_id").eq(owner) if owner is not None else None,
             forward=False,
             consistent=True,
         )
-        return Page(items=[items.payment_attempt_from(i) for i in found], next_cursor=next_cursor)
 
     def list_pending(self, limit: int, cursor: str | None) -> Page[PaymentAttempt]:
         """ECOM-007: every write shard of the sparse PendingPayments index, merged oldest first."""
         shards = [
             Source(keys.PENDING_PAYMENTS, keys.pending_partition(shard)) for shard in range(keys.PENDING_PAYMENT_SHARDS)
         ]
-        found, next_cursor = merged_page(
-            self._table, self._cursors, "pending-payments", shards, limit, cursor, newest_first=False
+        return self._pages.merged_of(
+            items.payment_attempt_from, "pending-payments", shards, limit, cursor, newest_first=False
         )
-        return Page(items=[items.payment_attempt_from(i) for i in found], next_cursor=next_cursor)

@@ -18,7 +18,7 @@ from shopfeed.platform.cursors import CursorCodec
 from shopfeed.platform.dynamo import Transaction, Update
 from shopfeed.platform.errors import AlreadyExists, NotFound, StaleVersion
 from shopfeed.platform.models import Page
-from shopfeed.platform.pagination import query_page
+from shopfeed.platform.pagination import Reader, Source
 
 # Transaction labels: cancellation reasons are read by these, never by position.
 _PURCHASE: Final = "purchase"
@@ -35,7 +35,7 @@ def review_id(product_id: str, user_id: str) -> str:
 class ReviewRepository:
     def __init__(self, table: dynamo.Table, cursors: CursorCodec) -> None:
         self._table = table
-        self._cursors = cursors
+        self._pages = Reader(table, cursors)
 
     def add(self, review: Review) -> None:
         """One TransactWriteItems (1 round trip): a ConditionCheck that the author bought the product
@@ -98,28 +98,14 @@ class ReviewRepository:
         self, product_id: str, order: ReviewOrder, limit: int, cursor: str | None
     ) -> Page[ReviewSummary]:
         """One Query on the order's index (RecentReviewsByProduct or TopReviewsByProduct), descending."""
-        found, next_cursor = query_page(
-            self._table,
-            self._cursors,
-            f"reviews:{product_id}:{order.value}",
-            _ORDERS[order],
-            keys.review_partition(product_id),
-            limit,
-            cursor,
-            forward=False,
+        source = Source(_ORDERS[order], keys.review_partition(product_id))
+        return self._pages.page_of(
+            items.review_summary_from, f"reviews:{product_id}:{order.value}", source, limit, cursor, forward=False
         )
-        return Page(items=[items.review_summary_from(i) for i in found], next_cursor=next_cursor)
 
     def list_for_user(self, user_id: str, limit: int, cursor: str | None) -> Page[ReviewSummary]:
         """One Query on ReviewsByUser, newest first."""
-        found, next_cursor = query_page(
-            self._table,
-            self._cursors,
-            f"reviews-by-user:{user_id}",
-            keys.REVIEWS_BY_USER,
-            keys.user_reviews_partition(user_id),
-            limit,
-            cursor,
-            forward=False,
+        source = Source(keys.REVIEWS_BY_USER, keys.user_reviews_partition(user_id))
+        return self._pages.page_of(
+            items.review_summary_from, f"reviews-by-user:{user_id}", source, limit, cursor, forward=False
         )
-        return Page(items=[items.review_summary_from(i) for i in found], next_cursor=next_cursor)

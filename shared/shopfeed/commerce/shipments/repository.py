@@ -23,7 +23,7 @@ from shopfeed.platform.errors import NotFound, StaleVersion
 from shopfeed.platform.idempotency import Created, IdempotentRequest, Snapshot
 from shopfeed.platform.models import Page
 from shopfeed.platform.outbox import OutboxEvent
-from shopfeed.platform.pagination import query_page
+from shopfeed.platform.pagination import Reader, Source
 
 # Transaction labels: cancellation reasons are read by these, never by position.
 _SHIPMENT: Final = "shipment"
@@ -153,38 +153,28 @@ class ShipmentQueries:
     """The shipment lists: ECOM-008 (an order's shipments) and ECOM-010 (the ops dashboard)."""
 
     def __init__(self, table: dynamo.Table, cursors: CursorCodec) -> None:
-        self._table = table
-        self._cursors = cursors
+        self._pages = Reader(table, cursors)
 
     def list_for_order(self, order_id: str, owner: str | None, limit: int, cursor: str | None) -> Page[Shipment]:
         """ECOM-008: one Query on ShipmentsByOrder, newest update first. With ``owner``, someone else's
         shipments are filtered out in the same Query."""
-        found, next_cursor = query_page(
-            self._table,
-            self._cursors,
+        source = Source(keys.SHIPMENTS_BY_ORDER, keys.order_partition(order_id))
+        return self._pages.page_of(
+            items.shipment_from,
             f"order-shipments:{order_id}:{owner or '*'}",
-            keys.SHIPMENTS_BY_ORDER,
-            keys.order_partition(order_id),
+            source,
             limit,
             cursor,
             filter=Attr("user_id").eq(owner) if owner is not None else None,
             forward=False,
         )
-        return Page(items=[items.shipment_from(i) for i in found], next_cursor=next_cursor)
 
     def list_by_status(
         self, status: ShipmentStatus, carrier: str, month: str, limit: int, cursor: str | None
     ) -> Page[Shipment]:
         """ECOM-010: one Query on ShipmentsByStatus (status, carrier and month of the last update),
         newest update first."""
-        found, next_cursor = query_page(
-            self._table,
-            self._cursors,
-            f"shipments:{status}:{carrier}:{month}",
-            keys.SHIPMENTS_BY_STATUS,
-            keys.shipments_partition(status, carrier, month),
-            limit,
-            cursor,
-            forward=False,
+        source = Source(keys.SHIPMENTS_BY_STATUS, keys.shipments_partition(status, carrier, month))
+        return self._pages.page_of(
+            items.shipment_from, f"shipments:{status}:{carrier}:{month}", source, limit, cursor, forward=False
         )
-        return Page(items=[items.shipment_from(i) for i in found], next_cursor=next_cursor)

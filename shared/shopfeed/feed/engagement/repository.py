@@ -18,7 +18,7 @@ from shopfeed.platform.dynamo import BASE_TABLE, Transaction, Update
 from shopfeed.platform.errors import NotFound
 from shopfeed.platform.idempotency import Created, IdempotentRequest, Snapshot
 from shopfeed.platform.models import Page
-from shopfeed.platform.pagination import query_page
+from shopfeed.platform.pagination import Reader, Source
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
@@ -38,7 +38,7 @@ _EXISTS: Final = Attr(dynamo.PARTITION).exists()
 class EngagementRepository:
     def __init__(self, table: dynamo.Table, cursors: CursorCodec) -> None:
         self._table = table
-        self._cursors = cursors
+        self._pages = Reader(table, cursors)
 
     # -- likes (FEED-005) ------------------------------------------------------------------------
 
@@ -65,17 +65,8 @@ class EngagementRepository:
 
     def list_likes(self, post_id: str, limit: int, cursor: str | None) -> Page[Like]:
         """One Query on LikesByPost, newest first."""
-        found, next_cursor = query_page(
-            self._table,
-            self._cursors,
-            f"likes:{post_id}",
-            keys.LIKES_BY_POST,
-            keys.post_partition(post_id),
-            limit,
-            cursor,
-            forward=False,
-        )
-        return Page(items=[items.like_from(i) for i in found], next_cursor=next_cursor)
+        source = Source(keys.LIKES_BY_POST, keys.post_partition(post_id))
+        return self._pages.page_of(items.like_from, f"likes:{post_id}", source, limit, cursor, forward=False)
 
     # -- comments (FEED-006) ---------------------------------------------------------------------
 
@@ -101,17 +92,15 @@ class EngagementRepository:
 
     def list_comments(self, post_id: str, limit: int, cursor: str | None) -> Page[Comment]:
         """One Query on the post's partition, comments only, oldest first (ULIDs sort by time)."""
-        found, next_cursor = query_page(
-            self._table,
-            self._cursors,
+        source = Source(BASE_TABLE, keys.post_partition(post_id))
+        return self._pages.page_of(
+            items.comment_from,
             f"comments:{post_id}",
-            BASE_TABLE,
-            keys.post_partition(post_id),
+            source,
             limit,
             cursor,
             where=lambda sk: sk.begins_with(keys.COMMENT),
         )
-        return Page(items=[items.comment_from(i) for i in found], next_cursor=next_cursor)
 
     # -- notifications (FEED-009) ----------------------------------------------------------------
 
@@ -122,17 +111,15 @@ class EngagementRepository:
             if unread
             else (BASE_TABLE, keys.notification_partition(user_id))
         )
-        found, next_cursor = query_page(
-            self._table,
-            self._cursors,
+        source = Source(index, partition)
+        return self._pages.page_of(
+            items.notification_from,
             f"notifications:{user_id}:{'unread' if unread else 'all'}",
-            index,
-            partition,
+            source,
             limit,
             cursor,
             forward=False,
         )
-        return Page(items=[items.notification_from(i) for i in found], next_cursor=next_cursor)
 
     def mark_read(self, user_id: str, notification_id: str, now: str) -> Notification:
         """One UpdateItem: leaves the unread index (its keys removed), expires later by TTL. Marking a
