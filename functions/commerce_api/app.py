@@ -21,7 +21,7 @@ def dry_runs() -> None:
     warmup.dry_run_dynamodb(bootstrap.api_table(), *accounts.tables())
 
 
-warmup.prime(*bootstrap.API_PORTS, accounts.accounts, dry_runs, resolver=app)
+warmup.prime(*bootstrap.API_PORTS, accounts.accounts, dry_runs, resolver=app, connections=[bootstrap.warm_search])
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)

@@ -16,7 +16,9 @@ from shopfeed.platform.http import lazy_resolver
 from shopfeed.platform.observability import logger, metrics
 
 app = lazy_resolver(ROUTE_GROUPS)  # a request imports its route group (decision 233)
-warmup.prime(*bootstrap.API_PORTS, *bootstrap.API_READS, bootstrap.dry_runs, resolver=app)
+warmup.prime(
+    *bootstrap.API_PORTS, *bootstrap.API_READS, bootstrap.dry_runs, resolver=app, connections=[bootstrap.warm_search]
+)
 warmup.after_restore(*bootstrap.API_READS)
 
 

@@ -1,6 +1,7 @@
-"""Priming the search engine's client at init (decision 240): where search is configured, a container
-initialised as in Lambda imports opensearch-py and builds the client at init, without a network call,
-and its first search imports nothing more and calls what a warm search calls."""
+"""Priming the search engine's client at init (decisions 240, 268): where search is configured, a
+container initialised as in Lambda imports opensearch-py, builds the client and opens its connection
+with one search that matches nothing (not for a SnapStart snapshot), and its first search imports
+nothing more, connects no more and calls what a warm search calls."""
 
 import json
 import os
@@ -62,6 +63,15 @@ with mock_aws():
     engine_log.setLevel(logging.INFO)
     engine_log.propagate = False
     engine_log.addHandler(EngineCalls())
+    class NewConnections(logging.Handler):
+        # urllib3 logs each connection it opens (moto answers the AWS calls in process: none of them).
+        def emit(self, line):
+            if line.getMessage().startswith("Starting new"):
+                calls.append("connect")
+    pool_log = logging.getLogger("urllib3.connectionpool")
+    pool_log.setLevel(logging.DEBUG)
+    pool_log.propagate = False
+    pool_log.addHandler(NewConnections())
     def ours():
         return sorted(m for m in sys.modules if m.startswith(("shopfeed.", "opensearchpy")))
 {before}
@@ -98,18 +108,15 @@ def _container(function: str, endpoint: str | None, before: str, after: str) -> 
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-@pytest.mark.parametrize("function", sorted(SEARCHES))
-def test_priming_builds_the_search_client_without_a_network_call(function: str) -> None:
-    # given an engine endpoint that records every connection made to it (a socket that listens and
-    # never answers: the kernel completes each connect into its backlog)
-    before = """
+# An engine endpoint that records every connection made to it and answers none (a socket that listens
+# and never accepts: the kernel completes each connect into its backlog).
+_SILENT_ENGINE = """
     listener = socket.create_server(("127.0.0.1", 0))
     listener.setblocking(False)
     import os
     os.environ["SEARCH_ENDPOINT"] = "http://127.0.0.1:%d" % listener.getsockname()[1]
-"""
-    # when a container initialises with it configured
-    after = """
+{environment}"""
+_INIT_SEEN_BY_ENGINE = """
     from shopfeed.{context} import bootstrap
     built = bootstrap.api_search_index.cache_info().currsize
     try:
@@ -122,16 +129,40 @@ def test_priming_builds_the_search_client_without_a_network_call(function: str) 
     listener.accept()
     print(json.dumps(dict(primed=primed, init_calls=init_calls, built=built, connected=connected,
                           engine=type(bootstrap.api_search_index()).__name__)))
-""".format(context="commerce" if function == "commerce_api" else "feed")
-    result = _container(function, None, before, after)
+"""
+
+
+@pytest.mark.parametrize("function", sorted(SEARCHES))
+def test_priming_builds_the_search_client_and_an_engine_that_never_answers_does_not_fail_init(function: str) -> None:
+    # when a container initialises with an engine that never answers
+    context = "commerce" if function == "commerce_api" else "feed"
+    result = _container(
+        function, None, _SILENT_ENGINE.format(environment=""), _INIT_SEEN_BY_ENGINE.format(context=context)
+    )
 
     # then init imported the client and built the engine's port, behind the API's breaker ...
     assert "opensearchpy" in result["primed"]
     assert "shopfeed.platform.search.opensearch" in result["primed"]
     assert result["built"] == 1
     assert result["engine"] == "Breaker"
-    # ... and neither called the engine nor connected to it
-    assert not any(call.startswith("search ") for call in result["init_calls"]), result["init_calls"]
+    # ... tried its warm-up (the connection reached the engine, the search had no answer) and went on
+    assert result["connected"] is True
+    assert "connect" in result["init_calls"]
+
+
+@pytest.mark.parametrize("function", sorted(SEARCHES))
+def test_a_snapstart_snapshot_holds_no_connection_to_the_engine(function: str) -> None:
+    # when a container initialises for a SnapStart snapshot (a restored environment could not use a
+    # connection the snapshot froze)
+    snapshot = '    os.environ["AWS_LAMBDA_INITIALIZATION_TYPE"] = "snap-start"\n'
+    context = "commerce" if function == "commerce_api" else "feed"
+    result = _container(
+        function, None, _SILENT_ENGINE.format(environment=snapshot), _INIT_SEEN_BY_ENGINE.format(context=context)
+    )
+
+    # then init built the engine's port and neither called the engine nor connected to it
+    assert result["built"] == 1
+    assert not any(call.startswith("search ") or call == "connect" for call in result["init_calls"])
     assert result["connected"] is False
 
 
@@ -154,10 +185,17 @@ def test_a_primed_containers_first_search_calls_what_a_warm_one_calls_and_import
     # when a container initialises with it configured, then serves its first search and a warm one
     result = _container(function, osmem_url, "", _SERVE.format(event=event))
 
-    # then both were answered (the post is in the index only: the route leaves out a hit the table lacks)
+    # then init opened the engine's connection, and searched the API's own index on it (twice) ...
+    assert [call for call in result["init_calls"] if call == "connect" or call.startswith("search ")] == [
+        "connect",
+        f"search POST /{spec.alias}/_search",
+        f"search POST /{spec.alias}/_search",
+    ]
+    # ... both requests were answered (the post is in the index only: the route leaves out a hit the
+    # table lacks) ...
     assert [status for status, _ in result["answers"]] == [200, 200]
     assert result["answers"][0][1] == (1 if function == "commerce_api" else 0)
-    # ... the first search made the calls a warm one makes, no more ...
+    # ... the first search made the calls a warm one makes, no more, on the connection init opened ...
     assert result["first"] == result["warm"] == calls
     # ... and loaded no module init had not: the client was imported at init
     assert "opensearchpy" in result["primed"]

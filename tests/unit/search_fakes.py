@@ -129,6 +129,9 @@ class InMemorySearchIndex:
             score += matched * float(boost or 1)
         return score
 
+    def warm_up(self, spec: SearchMapping) -> None:
+        pass  # nothing to connect to
+
     def refresh(self, spec: SearchMapping) -> None:
         self._check()
 

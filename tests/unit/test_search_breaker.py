@@ -16,12 +16,16 @@ class Engine:
     def __init__(self) -> None:
         self.down = True
         self.asked = 0
+        self.warmed = False
 
     def search(self, spec: SearchMapping, query: SearchQuery) -> SearchPage:
         self.asked += 1
         if self.down:
             raise SearchUnavailable("timed out")
         return SearchPage(hits=[], next_after=None)
+
+    def warm_up(self, spec: SearchMapping) -> None:
+        self.warmed = True
 
     def __getattr__(self, name: str) -> Any:  # the rest of the port is not used here
         raise AttributeError(name)
@@ -87,3 +91,16 @@ def test_a_success_forgets_earlier_failures(now: list[float]) -> None:
     ask(guarded), ask(guarded)
     assert ask(guarded) is not None
     assert engine.asked == 6  # two failures after the success: still closed, the third is asked
+
+
+def test_a_warm_up_goes_to_the_engine_and_leaves_the_breaker_closed(now: list[float]) -> None:
+    # given an engine that is down
+    engine = Engine()
+    guarded = breaker(engine, now)
+    # when init warms it up four times (more than the failures that open the breaker)
+    for _ in range(4):
+        guarded.warm_up(None)  # type: ignore[arg-type]
+    # then each went to the engine, and the next search is still asked, not refused by the breaker
+    assert engine.warmed
+    ask(guarded)
+    assert engine.asked == 1

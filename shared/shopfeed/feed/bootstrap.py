@@ -50,6 +50,14 @@ def api_search_index() -> "SearchIndex | None":
     return engine.for_api()
 
 
+def warm_search() -> None:
+    """At init: the API's connection to the engine opened (``engine.warm_up``, decision 268)."""
+    from shopfeed.feed.posts.search import POSTS
+    from shopfeed.platform.search import engine
+
+    engine.warm_up(api_search_index(), POSTS)
+
+
 @cache
 def search_sync_queue() -> "SqsTaskQueue[IndexWrite] | None":
     """The queue the stream consumer puts index writes on (None when search is off)."""

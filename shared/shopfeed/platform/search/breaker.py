@@ -58,6 +58,9 @@ class Breaker:
     def refresh(self, spec: port.SearchMapping) -> None:
         self.engine.refresh(spec)
 
+    def warm_up(self, spec: port.SearchMapping) -> None:
+        self.engine.warm_up(spec)  # outside the breaker: a failed warm-up opens nothing
+
     def create_index(self, spec: port.SearchMapping, name: str) -> None:
         self.engine.create_index(spec, name)
 

@@ -160,6 +160,11 @@ class SearchIndex(Protocol):
         """Make every write so far visible to search now (tests, the end of a rebuild)."""
         ...
 
+    def warm_up(self, spec: SearchMapping) -> None:
+        """Open what the first search would open (the engine's connection), within a short bound; never
+        raises: an engine that fails it is the first search's to report."""
+        ...
+
     # A rebuild fills a new index beside the live one, then moves the alias (make reindex).
 
     def create_index(self, spec: SearchMapping, name: str) -> None:
