@@ -18,7 +18,7 @@ hold fewer items than asked while more follow.
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, TypedDict, Unpack
 
 from boto3.dynamodb.conditions import ConditionBase, Key
 
@@ -136,6 +136,15 @@ def merged_page(
     return found, None if position is None else codec.encode(scope, position)
 
 
+class QueryOptions(TypedDict, total=False):
+    """``query_page``'s options, as a ``Reader`` passes them on."""
+
+    where: Callable[[Key], ConditionBase] | None
+    filter: ConditionBase | None
+    forward: bool
+    consistent: bool
+
+
 @dataclass(frozen=True)
 class Reader:
     """The table and the API's cursor signer, which every paged read needs: repositories page through
@@ -152,10 +161,10 @@ class Reader:
         source: Source,
         limit: int,
         cursor: str | None,
-        **query: Any,
+        **query: Unpack[QueryOptions],
     ) -> Page[T]:
-        """``query_page`` of ``source`` on this table with this signer (``query`` holds its options:
-        ``where``, ``filter``, ``forward``, ``consistent``), each item made a value by ``convert``."""
+        """``query_page`` of ``source`` on this table with this signer, each item made a value by
+        ``convert``."""
         found, next_cursor = query_page(
             self.table, self.cursors, scope, source.index, source.partition, limit, cursor, **query
         )

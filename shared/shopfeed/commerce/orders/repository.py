@@ -81,10 +81,12 @@ def owned_in_order[T](
     owner: str | None,
     limit: int,
     cursor: str | None,
-    **query: Any,
+    *,
+    forward: bool = True,
+    consistent: bool = False,
 ) -> Page[T]:
-    """A page of the order partition's items under ``prefix``, in key order unless ``query`` says
-    otherwise; with ``owner`` only that user's (a filter: the caller is authorised by the same Query)."""
+    """A page of the order partition's items under ``prefix``, in key order (``forward``); with ``owner``
+    only that user's (a filter: the caller is authorised by the same Query)."""
     return pages.page_of(
         convert,
         f"{scope}:{order_id}:{owner or '*'}",
@@ -93,7 +95,8 @@ def owned_in_order[T](
         cursor,
         where=lambda sk: sk.begins_with(prefix),
         filter=Attr("user_id").eq(owner) if owner is not None else None,
-        **query,
+        forward=forward,
+        consistent=consistent,
     )
 
 
