@@ -51,11 +51,13 @@ def api_search_index() -> "SearchIndex | None":
 
 
 def warm_search() -> None:
-    """At init: the API's connection to the engine opened (``engine.warm_up``, decision 268)."""
-    from shopfeed.feed.posts.search import POSTS
-    from shopfeed.platform.search import engine
+    """At init (``warmup.prime``'s ``connections``): the API's connection to the engine opened, where
+    search is on (``SearchIndex.warm_up``, decision 268)."""
+    search = api_search_index()
+    if search is not None:
+        from shopfeed.feed.posts.search import POSTS
 
-    engine.warm_up(api_search_index(), POSTS)
+        search.warm_up(POSTS)
 
 
 @cache

@@ -5,12 +5,11 @@ tools, ``sam local``) never loads it: an API builds it at init in Lambda, where 
 (priming, decision 240), a worker on its first batch.
 """
 
-import os
 from dataclasses import dataclass
 from typing import Final
 
 from shopfeed.platform.config import SearchSettings, settings
-from shopfeed.platform.search import SearchIndex, SearchMapping
+from shopfeed.platform.search import SearchIndex
 from shopfeed.platform.search.breaker import Breaker
 
 
@@ -44,11 +43,3 @@ def for_api() -> SearchIndex | None:
     """The engine as an API function asks it: within ``API_BUDGET``, behind a circuit breaker."""
     engine = configured(API_BUDGET)
     return Breaker(engine) if engine is not None else None
-
-
-def warm_up(engine: SearchIndex | None, spec: SearchMapping) -> None:
-    """At an API's init in Lambda: open the engine's connection, so that a container's first search
-    pays no connect (decision 268). Not for a SnapStart snapshot, whose connections no restored
-    environment can use; nothing where search is off."""
-    if engine is not None and os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") != "snap-start":
-        engine.warm_up(spec)
