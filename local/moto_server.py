@@ -1,4 +1,5 @@
-"""The stack's moto server, with S3's POST policy enforced on browser-form uploads.
+"""The stack's moto server, with S3's POST policy enforced on browser-form uploads, and three of moto's
+costs taken out of the path every order's events take (``lighten_moto``).
 
 moto (5.2) stores whatever a presigned POST form sends: it checks neither the signature, nor the
 expiry, nor one condition of the policy (content type, ``content-length-range``, key). S3 checks all
@@ -109,6 +110,40 @@ class PostPolicyGuard:
         return self.app(environ, start_response)
 
 
+def lighten_moto() -> None:
+    """Take three costs out of moto 5.2's hot paths, none of which changes what it answers.
+
+    The stack's events go through moto on every order (EventBridge PutEvents, then SendMessage to each
+    rule's queue, then the consumers' ReceiveMessage), and moto was the stack's largest CPU consumer:
+    80 % of a core at 45 orders a second, more than DynamoDB Local, and growing with the run.
+
+    - A message's ``visible`` and ``delayed`` read the time through a naive-datetime subtraction
+      (``unix_time_millis``), and each SendMessage evaluates them for every message of the queue
+      three times (the queue's approximate counts, computed with all its attributes to read
+      ContentBasedDeduplication). A queue that a rule fills and no function reads (OrderEventsQueue)
+      made each send cost more than the last. The same instant, read from ``time.time``: ~20× less.
+    - Each message received reads the queue's retention through GetQueueAttributes, which computes
+      every attribute, counts included, three times: read from the queue instead.
+    - Each event sent to a target parses its input paths anew with jsonpath-ng, which builds its
+      parser tables each time: the parsed paths (immutable, a handful) are kept.
+    """
+    import functools
+    import time
+
+    from jsonpath_ng import ext as jsonpath
+    from moto.sqs import models as sqs
+
+    sqs.Message.visible = property(lambda message: time.time() * 1000 > message.visible_at)  # type: ignore[method-assign,assignment]
+    sqs.Message.delayed = property(lambda message: time.time() * 1000 < message.delayed_until)  # type: ignore[method-assign,assignment]
+
+    def retained(backend: Any, queue_name: str, message: Any) -> bool:
+        retention_s = int(backend.get_queue(queue_name).message_retention_period)
+        return bool(retention_s + message.sent_timestamp / 1000 > time.time())
+
+    sqs.SQSBackend.is_message_valid_based_on_retention_period = retained  # type: ignore[method-assign,assignment]
+    jsonpath.parse = functools.cache(jsonpath.parse)  # type: ignore[attr-defined]
+
+
 def main(argv: list[str]) -> None:
     # Imported here: the module's checks are used by tests without starting a server.
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
@@ -121,6 +156,7 @@ def main(argv: list[str]) -> None:
     args = parser.parse_args(argv)
     os.environ.setdefault("MOTO_PORT", str(args.port))  # as moto's own main does (URLs it makes)
     secrets = dict(pair.split("=", 1) for pair in args.secret)
+    lighten_moto()
     app = PostPolicyGuard(DomainDispatcherApplication(create_backend_app), secrets)
     run_simple(args.host, args.port, app, threaded=True, request_handler=MotoRequestHandler)
 
