@@ -14,7 +14,7 @@ import requests
 
 from functions.feed_stream.app import lambda_handler as feed_stream
 from local.engines import CALL_TIMEOUT_SCALE
-from local.streams import lambda_record
+from local.streams import lambda_record, records_as_sent
 from shopfeed.feed import items, keys
 from shopfeed.platform import clients, dynamo
 from tests.conftest import reset_caches
@@ -64,12 +64,14 @@ def counter_writes(stack: LocalStack, post_id: str) -> int:
 def stream_records(stack: LocalStack, entity_type: str, post_id: str) -> list[dict[str, Any]]:
     """The table's stream records of one type for one post, shaped as Lambda hands them over."""
     endpoint = stack.page()["endpoints"]["dynamodb"]
-    streams = boto3.client(
-        "dynamodbstreams",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="local",
-        aws_secret_access_key="local",
+    streams = records_as_sent(
+        boto3.client(
+            "dynamodbstreams",
+            endpoint_url=endpoint,
+            region_name="us-east-1",
+            aws_access_key_id="local",
+            aws_secret_access_key="local",
+        )
     )
     arn = stack.dynamodb().describe_table(TableName="FeedTable")["Table"]["LatestStreamArn"]
     found = []

@@ -4,6 +4,7 @@ import json
 import time
 from typing import Any
 
+import pytest
 from aws_lambda_powertools.utilities.parser.models import (
     DynamoDBStreamLambdaOnFailureDestinationModel,
     DynamoDBStreamModel,
@@ -47,6 +48,21 @@ def test_records_reach_the_consumer_as_lambda_shapes_them(
     assert remove["dynamodb"]["StreamViewType"] == "NEW_AND_OLD_IMAGES"
 
 
+def test_binary_attributes_reach_the_consumer_in_base64_as_lambda_sends_them(
+    stream_table: StreamTable, consumer: TestConsumer, make_poller: Any
+) -> None:
+    # given an item with a binary attribute
+    stream_table.client.put_item(TableName="PollerItems", Item={"id": {"S": "a"}, "blob": {"B": b"\x00\xff"}})
+
+    # when the poller runs
+    drain(make_poller(StreamSettings(starting_position="TRIM_HORIZON")))
+
+    # then the record carries it as the stream's JSON spells it, base64
+    (record,) = consumer.events[0]["Records"]
+    assert record["dynamodb"]["NewImage"]["blob"] == {"B": "AP8="}
+    assert record["dynamodb"]["Keys"] == {"id": {"S": "a"}}
+
+
 def test_batches_hold_at_most_batch_size_records_in_stream_order(
     stream_table: StreamTable, consumer: TestConsumer, make_poller: Any
 ) -> None:
@@ -61,14 +77,18 @@ def test_batches_hold_at_most_batch_size_records_in_stream_order(
     assert consumer.batches == [["a", "b"], ["c", "d"], ["e"]]
 
 
+def _windowed(make_poller: Any, batch_size: int) -> tuple[Any, list[float]]:
+    """A poller with a ten-second batching window, and the clock it reads (moved by the test)."""
+    now = [time.time()]
+    settings = StreamSettings(batch_size=batch_size, batching_window_s=10, starting_position="TRIM_HORIZON")
+    return make_poller(settings, clock=lambda: now[0]), now
+
+
 def test_the_batching_window_holds_a_partial_batch_until_it_closes(
     stream_table: StreamTable, consumer: TestConsumer, make_poller: Any
 ) -> None:
     # given a ten-second window, a clock we move, and two records: fewer than a batch
-    now = [time.time()]
-    poller = make_poller(
-        StreamSettings(batch_size=5, batching_window_s=10, starting_position="TRIM_HORIZON"), clock=lambda: now[0]
-    )
+    poller, now = _windowed(make_poller, batch_size=5)
     stream_table.put("a")
     stream_table.put("b")
 
@@ -98,12 +118,17 @@ def test_starting_position_latest_skips_what_was_written_before_the_mapping_star
     assert consumer.delivered == ["after"]
 
 
+WANTED_ONLY = StreamSettings(
+    filters=filter_patterns({"Filters": [{"Pattern": '{"dynamodb": {"NewImage": {"kind": {"S": ["wanted"]}}}}'}]}),
+    starting_position="TRIM_HORIZON",
+)
+
+
 def test_filter_criteria_keep_unwanted_records_from_the_consumer(
     stream_table: StreamTable, consumer: TestConsumer, make_poller: Any
 ) -> None:
     # given a filter for items of kind "wanted"
-    criteria = {"Filters": [{"Pattern": '{"dynamodb": {"NewImage": {"kind": {"S": ["wanted"]}}}}'}]}
-    poller = make_poller(StreamSettings(filters=filter_patterns(criteria), starting_position="TRIM_HORIZON"))
+    poller = make_poller(WANTED_ONLY)
     stream_table.put("a", kind="wanted")
     stream_table.put("b", kind="other")
     stream_table.put("c", kind="wanted")
@@ -298,13 +323,58 @@ def _sequence_numbers(consumer: TestConsumer) -> list[str]:
 
 
 def test_a_quiet_stream_is_polled_once_a_second_and_a_busy_one_at_lambdas_pace() -> None:
-    # records came: the next poll at once
-    assert poll_wait(3, quiet_for_s=0.0) == 0.0
+    # a batch went or a full page was read: the next poll at once
+    assert poll_wait(True, None, quiet_for_s=0.0) == 0.0
+    assert poll_wait(True, 0.5, quiet_for_s=600.0) == 0.0
+    # records held by an open window: Lambda's pace, or the window's close when that comes sooner
+    assert poll_wait(False, 9.0, quiet_for_s=0.0) == POLL_INTERVAL_S == 0.25
+    assert poll_wait(False, 0.1, quiet_for_s=0.0) == 0.1
+    assert poll_wait(False, -0.5, quiet_for_s=0.0) == 0.0
     # nothing lately, but within the quiet spell: Lambda's four polls a second
-    assert poll_wait(0, quiet_for_s=QUIET_AFTER_S - 0.1) == POLL_INTERVAL_S == 0.25
+    assert poll_wait(False, None, quiet_for_s=QUIET_AFTER_S - 0.1) == POLL_INTERVAL_S
     # quiet for longer: once a second, until records come again
-    assert poll_wait(0, quiet_for_s=QUIET_AFTER_S) == QUIET_POLL_INTERVAL_S == 1.0
-    assert poll_wait(1, quiet_for_s=600.0) == 0.0
+    assert poll_wait(False, None, quiet_for_s=QUIET_AFTER_S) == QUIET_POLL_INTERVAL_S == 1.0
+
+
+def test_records_read_into_an_open_window_wait_for_the_next_poll_and_a_delivered_batch_does_not(
+    stream_table: StreamTable, consumer: TestConsumer, make_poller: Any
+) -> None:
+    # given a ten-second window of up to three records, a clock we move, and one record
+    poller, now = _windowed(make_poller, batch_size=3)
+    stream_table.put("a")
+
+    # when it is read into the window, the next poll comes at Lambda's pace, not at once (under
+    # steady writes, polling at once read one record a poll into the same batch, without pause)
+    assert poller.poll() == 1
+    assert poller.next_wait(quiet_for_s=0.0) == POLL_INTERVAL_S
+
+    # and when the window is about to close, at its close
+    now[0] += 9.9
+    assert poller.next_wait(quiet_for_s=0.0) == pytest.approx(0.1)
+
+    # when the batch fills and goes, the next poll comes at once: more may be waiting
+    stream_table.put("b")
+    stream_table.put("c")
+    assert poller.poll() == 5  # two read, three delivered
+    assert consumer.batches == [["a", "b", "c"]]
+    assert poller.next_wait(quiet_for_s=0.0) == 0.0
+
+    # and once a poll finds nothing, Lambda's pace again
+    assert poller.poll() == 0
+    assert poller.next_wait(quiet_for_s=0.0) == POLL_INTERVAL_S
+
+
+def test_records_the_filter_drops_do_not_make_the_poller_read_again_at_once(
+    stream_table: StreamTable, consumer: TestConsumer, make_poller: Any
+) -> None:
+    # given a filter for items of kind "wanted", and a record of another kind
+    poller = make_poller(WANTED_ONLY)
+    stream_table.put("b", kind="other")
+
+    # when it is read and dropped, the next poll comes at Lambda's pace
+    assert poller.poll() == 1
+    assert consumer.batches == []
+    assert poller.next_wait(quiet_for_s=0.0) == POLL_INTERVAL_S
 
 
 def test_a_partial_batch_in_its_batching_window_keeps_the_poller_at_lambdas_pace(
