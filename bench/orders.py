@@ -149,7 +149,8 @@ class Orders(Measured):
             [
                 "CPU per order at one client, by process (ms, median over the rounds, from /proc; the other "
                 "functions' workers are the stack's stream and queue consumers, which follow every side's orders "
-                "as they land, so their share falls on whichever side runs while they catch up):",
+                "as they land, so their share falls on whichever side runs while they catch up; the moto server "
+                "carries the events those orders publish, to the queues the consumers read):",
                 "",
                 table(["process", *paths], rows, "lrrr"),
             ]
