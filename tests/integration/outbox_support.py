@@ -1,7 +1,6 @@
 """The outbox relay's surroundings in moto: the template's event bus and subscriber queue, CommerceTable's
 stream read as Lambda delivers it, and EventBridge failing on demand."""
 
-import base64
 import copy
 import json
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from local.harness.builders import euros, order
 from local.harness.client import ApiClient, LambdaContext
 from local.harness.factories import line, placed_order
 from local.harness.tables import table_items
+from local.streams import lambda_record, records_as_sent
 from shopfeed.commerce import events, items
 from shopfeed.platform import clients, dynamo, streams
 from shopfeed.platform.outbox import OutboxEvent
@@ -85,7 +85,9 @@ class CommerceStream:
 
     def __init__(self, table: str = "CommerceTable") -> None:
         # botocore routes DynamoDB Streams to an account-id host that moto 5.2 does not recognise.
-        self._streams = boto3.client("dynamodbstreams", config=Config(account_id_endpoint_mode="disabled"))
+        self._streams = records_as_sent(
+            boto3.client("dynamodbstreams", config=Config(account_id_endpoint_mode="disabled"))
+        )
         self.arn = clients.dynamodb().describe_table(TableName=table)["Table"]["LatestStreamArn"]
         shards = self._streams.describe_stream(StreamArn=self.arn)["StreamDescription"]["Shards"]
         self._iterators = [
@@ -99,17 +101,9 @@ class CommerceStream:
         records = []
         for n, iterator in enumerate(self._iterators):
             response = self._streams.get_records(ShardIterator=iterator)
-            records += [self._lambda_shaped(record) for record in response["Records"]]
+            records += [lambda_record(record, self.arn, "us-east-1") for record in response["Records"]]
             self._iterators[n] = response["NextShardIterator"]
         return records
-
-    def _lambda_shaped(self, record: dict[str, Any]) -> dict[str, Any]:
-        shaped = copy.deepcopy(record)
-        shaped["eventSourceARN"] = self.arn
-        change = shaped["dynamodb"]
-        change["ApproximateCreationDateTime"] = int(change["ApproximateCreationDateTime"].timestamp())
-        # Binary attributes (the compressed idempotency snapshot) travel base64-encoded, as Lambda sends them.
-        return dict(json.loads(json.dumps(shaped, default=lambda raw: base64.b64encode(raw).decode())))
 
 
 def batch(records: list[dict[str, Any]]) -> dict[str, Any]:
