@@ -117,14 +117,15 @@ class LocalHttp(Measured):
         pieces = sum(us for name, us in self.components.items() if "first request" not in name) / 1000
         jwt = next((us for name, us in self.components.items() if "cached" in name), 0.0)
         waiting = wall - cpu
-        spent = f"{cpu:.2f} ms of it is CPU" if waiting >= 0 else f"The processes spend {cpu:.2f} ms more CPU on it"
         if waiting >= 0:
+            spent = f"{cpu:.2f} ms of it is CPU"
             rest = (
                 f"The other {waiting:.2f} ms is the process hop's waiting: a request wakes three more processes in "
                 "turn (client → stack → worker → stack → client) than in-process (client → DynamoDB Local → client), "
                 "and on a loaded machine each wake-up waits for a free core."
             )
         else:
+            spent = f"The processes spend {cpu:.2f} ms more CPU on it"
             rest = (
                 f"That is {-waiting:.2f} ms more than the wall time it adds: part of it ran beside the request on the "
                 "other core (DynamoDB Local's and the stack's other threads), off its path."
