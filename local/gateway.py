@@ -13,6 +13,7 @@ allowed origin; without it an OPTIONS request is a 404 like any method without a
 """
 
 import base64
+import functools
 import json
 import logging
 import os
@@ -296,13 +297,13 @@ def build_event(
     now: float | None = None,
 ) -> dict[str, Any]:
     """The payload-2.0 event HTTP API sends a Lambda integration for ``request`` on ``route``."""
-    moment = datetime.fromtimestamp(time.time() if now is None else now, UTC)
+    now = time.time() if now is None else now
     split = urlsplit(request.target)
     headers = dict(headers)
     cookie_header = headers.pop("cookie", None)
     headers.setdefault("x-forwarded-for", request.source_ip)
     headers.setdefault("x-forwarded-proto", "http")
-    headers.setdefault("x-amzn-trace-id", f"Root=1-{int(moment.timestamp()):08x}-{os.urandom(12).hex()}")
+    headers.setdefault("x-amzn-trace-id", f"Root=1-{int(now):08x}-{os.urandom(12).hex()}")
     query: dict[str, str] = {}
     for name, value in parse_qsl(split.query, keep_blank_values=True):
         query[name] = f"{query[name]},{value}" if name in query else value
@@ -328,8 +329,8 @@ def build_event(
             "requestId": request_id,
             "routeKey": route.key,
             "stage": "$default",
-            "time": moment.strftime("%d/%b/%Y:%H:%M:%S +0000"),
-            "timeEpoch": int(moment.timestamp() * 1000),
+            "time": _request_time(int(now)),
+            "timeEpoch": int(now * 1000),
         },
         "isBase64Encoded": False,
     }
@@ -352,6 +353,12 @@ def build_event(
             event["body"] = base64.b64encode(request.body).decode()
             event["isBase64Encoded"] = True
     return event
+
+
+@functools.lru_cache(maxsize=1)
+def _request_time(second: int) -> str:
+    """``requestContext.time`` of the requests of one second (epoch), formatted once for all of them."""
+    return datetime.fromtimestamp(second, UTC).strftime("%d/%b/%Y:%H:%M:%S +0000")
 
 
 def _utf8(data: bytes) -> str | None:

@@ -14,7 +14,15 @@ from aws_lambda_powertools.utilities.parser.models import APIGatewayProxyEventV2
 from local import cfn
 from local.auth import AUDIENCE, JwtAuthorizer, SigningKey, issuer_for
 from local.dynamodb_local import free_port
-from local.gateway import LAMBDA_PAYLOAD_BYTES, ApiGateway, HttpRequest, HttpResponse, RouteTable, http_response
+from local.gateway import (
+    LAMBDA_PAYLOAD_BYTES,
+    ApiGateway,
+    HttpRequest,
+    HttpResponse,
+    RouteTable,
+    build_event,
+    http_response,
+)
 from local.lambdas import LocalFunction
 from local.schedules import Scheduler
 from local.server import LocalPages, LocalServer
@@ -192,6 +200,25 @@ def test_the_event_has_the_payload_2_0_shape(
     assert context["stage"] == "$default"
     assert context["authorizer"]["jwt"]["claims"]["sub"] == "U100"
     assert context["authorizer"]["jwt"]["claims"]["cognito:groups"] == "[admin ops]"
+
+
+def test_the_events_time_and_trace_are_the_second_it_came_in() -> None:
+    # given two requests a quarter of a second and a second apart (the time text is formatted once a second)
+    route = cfn.HttpRoute("GET", "/products", "CommerceApiFunction", None)
+    request = HttpRequest("GET", "/products", [("Host", "127.0.0.1:3000")])
+    moments = (1_700_000_000.25, 1_700_000_000.5, 1_700_000_001.0)
+    events = [build_event(route, {}, request, {"host": "127.0.0.1:3000"}, None, None, "id", now=t) for t in moments]
+    # then each carries its own epoch milliseconds, its second as HTTP API writes it, and a trace id of that second
+    contexts = [event["requestContext"] for event in events]
+    assert [c["timeEpoch"] for c in contexts] == [1_700_000_000_250, 1_700_000_000_500, 1_700_000_001_000]
+    assert [c["time"] for c in contexts] == [
+        "14/Nov/2023:22:13:20 +0000",
+        "14/Nov/2023:22:13:20 +0000",
+        "14/Nov/2023:22:13:21 +0000",
+    ]
+    traces = [event["headers"]["x-amzn-trace-id"] for event in events]
+    assert [t[:16] for t in traces] == ["Root=1-6553f100-", "Root=1-6553f100-", "Root=1-6553f101-"]
+    assert len(set(traces)) == 3
 
 
 def test_optional_members_are_left_out_when_empty(

@@ -4,6 +4,7 @@ import json
 import re
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -18,7 +19,7 @@ from local.dynamodb_local import free_port
 from local.gateway import ApiGateway
 from local.lambdas import LocalFunction
 from local.schedules import Scheduler
-from local.server import LocalPages, LocalServer
+from local.server import LocalPages, LocalServer, http_date
 from tests.support.servers import serve_in_thread
 
 CLIENTS = 50
@@ -274,3 +275,16 @@ def test_a_client_expecting_100_continue_gets_it_before_sending_the_body(serving
         connection.sendall(b"{}")
         # then the request is served
         assert connection.recv(4096).startswith(b"HTTP/1.1 200 OK")
+
+
+def test_every_answer_carries_the_second_it_was_given_in_as_an_http_date(serving: str) -> None:
+    # when a request is answered
+    before = int(time.time())
+    date = requests.post(f"{serving}/echo", timeout=ANSWER_TIMEOUT_S).headers["date"]
+    after = int(time.time())
+    # then its Date field is that second's, as HTTP-date (RFC 9110 §5.6.7: GMT), formatted once per second
+    assert date in {http_date(second) for second in range(before, after + 1)}
+    assert [http_date(1_700_000_000), http_date(1_700_000_001)] == [
+        "Tue, 14 Nov 2023 22:13:20 GMT",
+        "Tue, 14 Nov 2023 22:13:21 GMT",
+    ]
