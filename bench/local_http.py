@@ -45,6 +45,11 @@ GOALS = {1: 0.8, 4: 0.9}
 ROUNDS = 5
 WINDOW_S = 3.0  # each rate is the calls answered in this window
 HTTP = f"local HTTP, {LOCAL_WORKERS} workers"
+# The functions the stack alone is measured with (bench/instant_function.py), by what they do.
+ALONE = {
+    "answers at once": "handler",
+    f"answers after {instant_function.WAIT_S * 1000:.0f} ms asleep": "after_a_wait",
+}
 
 
 def beside(stack: Stack) -> AbstractContextManager[LocalStack]:
@@ -76,7 +81,8 @@ class LocalHttp(Measured):
     """In-process (baseline) and HTTP rounds per client count, and the stack's pieces timed alone."""
 
     components: dict[str, float] = field(default_factory=dict)  # piece -> CPU µs per request
-    alone: dict[int, list[Rate]] = field(default_factory=dict)  # clients -> the stack alone's rounds
+    # the stack alone's rounds: function (ALONE) -> clients -> rounds
+    alone: dict[str, dict[int, list[Rate]]] = field(default_factory=dict)
 
     def below_goal(self) -> list[str]:
         return self.shortfalls(HTTP, GOALS, "local HTTP ÷ in-process")
@@ -135,8 +141,8 @@ class LocalHttp(Measured):
             f"{spent}: the stack process {stack:.2f} ms (the pieces below, HTTP parsing, route, "
             f"JWT check, event, JSON, answer and log line, are {pieces:.2f} ms of it; the JWT check of a token seen "
             f"before is {jwt:.0f} µs; the rest is the connection loop's socket reads and writes, the pipe's system "
-            f"calls and the switches between the stack's threads), the worker {worker:.2f} ms beyond "
-            f"the same handler run in the client's process (the event and answer as JSON, the runtime loop), the "
+            f"calls and waking, which the stack alone shows below), the worker {worker:.2f} ms beyond the same "
+            f"handler run in the client's process (the event and answer as JSON, the runtime loop, waking), the "
             f"HTTP client {client:.2f} ms, DynamoDB Local {engine:+.2f} ms. " + rest
         )
 
@@ -172,26 +178,52 @@ class LocalHttp(Measured):
         if not self.alone:
             return []
         rows = []
-        for clients, taken in self.alone.items():
-            cpu = [{"workers" if " " in k else k: v for k, v in _summed_workers(r.cpu_ms()).items()} for r in taken]
-            rows.append(
-                [
-                    clients,
-                    Spread([r.per_second for r in taken]).text(),
-                    *(
-                        Spread([c.get(name, 0.0) * 1000 for c in cpu]).text()
-                        for name in ("stack", "workers", "clients")
-                    ),
-                ]
-            )
+        for function, by_clients in self.alone.items():
+            for clients, taken in by_clients.items():
+                cpu = [_summed_workers(r.cpu_ms()) for r in taken]
+                rows.append(
+                    [
+                        function,
+                        clients,
+                        Spread([r.per_second for r in taken]).text(),
+                        *(
+                            Spread([c.get(name, 0.0) * 1000 for c in cpu]).text()
+                            for name in ("stack", "workers", "clients")
+                        ),
+                    ]
+                )
         return [
             "",
             "The stack alone (CPU µs per request by process, median (min–max) over the rounds): its server, gateway "
             "and authorizer on the template's routes, every function a pool of "
-            f"{LOCAL_WORKERS} workers of one that answers at once (bench/instant_function.py), so no DynamoDB and no "
-            "handler's work, under the same HTTP clients:",
+            f"{LOCAL_WORKERS} workers of one that does no work (bench/instant_function.py), so no DynamoDB and no "
+            "handler's work, under the same HTTP clients. The function answers at once, or after sleeping about as "
+            "long as the real read takes, so that every process waits idle between requests as it does beside "
+            "the real handler:",
             "",
-            table(["clients", "requests/s", "stack", "function workers", "HTTP clients"], rows, "rrrrr"),
+            table(["function", "clients", "requests/s", "stack", "function workers", "HTTP clients"], rows, "lrrrrr"),
+            *self._waking(),
+        ]
+
+    def _waking(self) -> list[str]:
+        """What the two functions' rounds at one client say about waking an idle process."""
+        at_once, asleep = (self.alone.get(function, {}).get(1) for function in ALONE)
+        if not at_once or not asleep:
+            return []
+
+        def cpu(taken: list[Rate], name: str) -> float:
+            return Spread([_summed_workers(r.cpu_ms()).get(name, 0.0) * 1000 for r in taken]).median
+
+        figures = {name: (cpu(at_once, name), cpu(asleep, name)) for name in ("stack", "workers", "clients")}
+        (stack, stack_asleep), (worker, worker_asleep), (client, client_asleep) = figures.values()
+        return [
+            "",
+            f"At one client the same code costs the stack {stack:.0f} µs per request behind the function that "
+            f"answers at once and {stack_asleep:.0f} µs behind the one that sleeps first (the worker {worker:.0f} "
+            f"and {worker_asleep:.0f} µs, the HTTP client {client:.0f} and {client_asleep:.0f} µs): a process that "
+            "waits idle between requests wakes to caches that other processes have used since. Beside the real "
+            "handler every process of the path waits so, and a request over HTTP wakes the stack twice (its "
+            "request, the worker's answer) and a worker once (its event), which a request in-process never does.",
         ]
 
 
@@ -211,22 +243,31 @@ def measure(stack: Stack, count: int = ROUNDS) -> LocalHttp:
     return LocalHttp(results, (load_before, os.getloadavg()[0]), components(running), stack_alone(count))
 
 
-def stack_alone(count: int = ROUNDS) -> dict[int, list[Rate]]:
-    """The stack's own CPU per request, without DynamoDB or a handler's work: the stack's server, gateway and
-    authorizer on the template's routes, run in this process, every route's function a pool of
-    ``LOCAL_WORKERS`` workers of one that answers at once (bench/instant_function.py), under the HTTP
+def stack_alone(count: int = ROUNDS) -> dict[str, dict[int, list[Rate]]]:
+    """The stack's own CPU per request, without DynamoDB or a handler's work, by the function behind it
+    (``ALONE``): its server, gateway and authorizer on the template's routes, run in this process, every
+    route's function a pool of ``LOCAL_WORKERS`` workers of bench/instant_function.py, under the HTTP
     clients of the rounds. The stack's request log goes to /dev/null as the stack's goes to its console."""
     access = logging.getLogger("local.api")
     level, sink = access.level, logging.StreamHandler(open(os.devnull, "w"))  # noqa: SIM115 - closed below
     access.setLevel(logging.INFO)
     access.addHandler(sink)
+    try:
+        return {function: _alone(handler, count) for function, handler in ALONE.items()}
+    finally:
+        access.removeHandler(sink)
+        access.setLevel(level)
+        sink.close()
+
+
+def _alone(handler: str, count: int) -> dict[int, list[Rate]]:
     with tempfile.TemporaryDirectory(prefix="bench-stack-alone-") as state:
         key = SigningKey.load_or_create(Path(state))
         port = free_port()
         issuer = issuer_for(port)
         routes = cfn.http_api_routes()
         code = Path(instant_function.__file__)
-        spec = FunctionSpec("InstantFunction", code.parent, f"{code.stem}.handler", {"PATH": os.environ["PATH"]})
+        spec = FunctionSpec("InstantFunction", code.parent, f"{code.stem}.{handler}", {"PATH": os.environ["PATH"]})
         pool = FunctionWorkers(spec, LOCAL_WORKERS)
         pool.start()
         verifier = JwtAuthorizer(issuer, [AUDIENCE], {key.kid: key.public_key})
@@ -249,9 +290,6 @@ def stack_alone(count: int = ROUNDS) -> dict[int, list[Rate]]:
             server.shutdown()
             server.server_close()
             pool.stop()
-            access.removeHandler(sink)
-            access.setLevel(level)
-            sink.close()
 
 
 def _summed_workers(cpu: Mapping[str, float]) -> dict[str, float]:

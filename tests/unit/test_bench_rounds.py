@@ -121,8 +121,25 @@ def test_the_apis_workers_are_one_figure_and_the_consumers_workers_another() -> 
 
 
 def test_the_stack_alone_is_shown_in_cpu_microseconds_per_request_with_its_workers_summed() -> None:
-    # given a round of the stack alone at four clients: 1,000 requests, the stack 0.3 s, two workers 0.05 s each
-    alone = {4: [_rate(100, stack=0.3, clients=0.2, **{"worker 0": 0.05, "worker 1": 0.05})]}
+    # given rounds of the stack alone at four clients behind each function: 1,000 requests each, the stack
+    # 0.3 s, two workers 0.05 s each; and 0.6 s for the stack when the function sleeps first
+    at_once = {4: [_rate(100, stack=0.3, clients=0.2, **{"worker 0": 0.05, "worker 1": 0.05})]}
+    asleep = {4: [_rate(100, stack=0.6, clients=0.2, **{"worker 0": 0.05, "worker 1": 0.05})]}
+    alone = {"answers at once": at_once, "answers after 4 ms asleep": asleep}
     measured = local_http.LocalHttp(rounds={}, load=(0.0, 0.0), alone=alone)
-    # then a request cost the stack 300 µs, the workers together 100 µs and the clients 200 µs
-    assert "| 4 | 100 (100–100) | 300 (300–300) | 100 (100–100) | 200 (200–200) |" in "\n".join(measured.alone_table())
+    # then a request cost the stack 300 µs (600 µs), the workers together 100 µs and the clients 200 µs
+    lines = "\n".join(measured.alone_table())
+    assert "| answers at once | 4 | 100 (100–100) | 300 (300–300) | 100 (100–100) | 200 (200–200) |" in lines
+    assert "| answers after 4 ms asleep | 4 | 100 (100–100) | 600 (600–600) | 100 (100–100) | 200 (200–200) |" in lines
+
+
+def test_the_stack_alone_at_one_client_compares_a_function_that_answers_at_once_with_one_that_sleeps_first() -> None:
+    # given one client's rounds: the stack 100 µs per request behind the first function, 300 µs behind the second
+    at_once = {1: [_rate(100, stack=0.1, clients=0.05, **{"worker 0": 0.03})]}
+    asleep = {1: [_rate(100, stack=0.3, clients=0.08, **{"worker 0": 0.09})]}
+    alone = dict(zip(local_http.ALONE, (at_once, asleep), strict=True))
+    measured = local_http.LocalHttp(rounds={}, load=(0.0, 0.0), alone=alone)
+    # then the report sets the two side by side for each process
+    text = "\n".join(measured.alone_table())
+    assert "costs the stack 100 µs per request behind the function that answers at once and 300 µs" in text
+    assert "(the worker 30 and 90 µs, the HTTP client 50 and 80 µs)" in text
