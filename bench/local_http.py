@@ -220,10 +220,12 @@ class LocalHttp(Measured):
             "",
             f"At one client the same code costs the stack {stack:.0f} µs per request behind the function that "
             f"answers at once and {stack_asleep:.0f} µs behind the one that sleeps first (the worker {worker:.0f} "
-            f"and {worker_asleep:.0f} µs, the HTTP client {client:.0f} and {client_asleep:.0f} µs): a process that "
-            "waits idle between requests wakes to caches that other processes have used since. Beside the real "
-            "handler every process of the path waits so, and a request over HTTP wakes the stack twice (its "
-            "request, the worker's answer) and a worker once (its event), which a request in-process never does.",
+            f"and {worker_asleep:.0f} µs, the HTTP client {client:.0f} and {client_asleep:.0f} µs). Nothing else runs, "
+            "so the difference is the waiting itself: a process woken from idle starts cold (caches, branch "
+            "predictors; on a virtual machine like this one an idle core most likely goes back to the host). "
+            "Beside the real handler every process of the path waits so, and a request over HTTP wakes the stack "
+            "twice (its request, the worker's answer) and a worker once (its event), which a request in-process "
+            "never does.",
         ]
 
 
