@@ -180,17 +180,9 @@ class LocalHttp(Measured):
         rows = []
         for function, by_clients in self.alone.items():
             for clients, taken in by_clients.items():
-                cpu = [_summed_workers(r.cpu_ms()) for r in taken]
+                spreads = _alone_cpu_us(taken).values()
                 rows.append(
-                    [
-                        function,
-                        clients,
-                        Spread([r.per_second for r in taken]).text(),
-                        *(
-                            Spread([c.get(name, 0.0) * 1000 for c in cpu]).text()
-                            for name in ("stack", "workers", "clients")
-                        ),
-                    ]
+                    [function, clients, Spread([r.per_second for r in taken]).text(), *(s.text() for s in spreads)]
                 )
         return [
             "",
@@ -210,12 +202,8 @@ class LocalHttp(Measured):
         at_once, asleep = (self.alone.get(function, {}).get(1) for function in ALONE)
         if not at_once or not asleep:
             return []
-
-        def cpu(taken: list[Rate], name: str) -> float:
-            return Spread([_summed_workers(r.cpu_ms()).get(name, 0.0) * 1000 for r in taken]).median
-
-        figures = {name: (cpu(at_once, name), cpu(asleep, name)) for name in ("stack", "workers", "clients")}
-        (stack, stack_asleep), (worker, worker_asleep), (client, client_asleep) = figures.values()
+        stack, worker, client = (spread.median for spread in _alone_cpu_us(at_once).values())
+        stack_asleep, worker_asleep, client_asleep = (spread.median for spread in _alone_cpu_us(asleep).values())
         return [
             "",
             f"At one client the same code costs the stack {stack:.0f} µs per request behind the function that "
@@ -292,6 +280,12 @@ def _alone(handler: str, count: int) -> dict[int, list[Rate]]:
             server.shutdown()
             server.server_close()
             pool.stop()
+
+
+def _alone_cpu_us(taken: list[Rate]) -> dict[str, Spread]:
+    """The stack alone's CPU µs per request over rounds: the stack, its workers summed, the clients."""
+    cpu = [_summed_workers(r.cpu_ms()) for r in taken]
+    return {name: Spread([c.get(name, 0.0) * 1000 for c in cpu]) for name in ("stack", "workers", "clients")}
 
 
 def _summed_workers(cpu: Mapping[str, float]) -> dict[str, float]:
