@@ -223,6 +223,11 @@ class Injector:
         for event, handler in self._handlers():
             events.unregister(event, handler)
 
+    def reseed(self, seed: int, function: str, worker: int) -> None:
+        """Draw as worker ``worker`` of ``function`` from now on: a worker restored from a SnapStart
+        snapshot inherits the snapshot's generator, which every other restored worker shares."""
+        self._rng = generator(seed, function, worker)
+
     def _handlers(self) -> Iterator[tuple[str, Callable[..., Any]]]:
         yield "before-send", self.before_send
         for operation in _BATCHES:

@@ -157,6 +157,7 @@ class Stack:
                 "stack": os.getpid(),
                 **self.engines.processes(),
                 **{f"{name} worker {n}": pid for name, f in self.functions.items() for n, pid in enumerate(f.pids())},
+                **{f"{name} snapshot": f.snapshot_pid() for name, f in self.functions.items() if f.snapshot_pid()},
             },
             "resources": {
                 logical: {
@@ -256,7 +257,7 @@ def _json_or_text(body: str) -> Any:
 # What a function's environment holds besides the template's variables and the runtime's own: the
 # engines' endpoints and credentials (engines.environment()) and these few of the stack's.
 _PASSED_VARIABLES = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")
-_FUNCTION_PROPERTIES = ("Runtime", "Handler", "CodeUri", "Timeout", "MemorySize")
+_FUNCTION_PROPERTIES = ("Runtime", "Handler", "CodeUri", "Timeout", "MemorySize", "SnapStart")
 
 
 def _function_specs(
@@ -291,6 +292,7 @@ def _function_specs(
             memory_mb=int(props.get("MemorySize", 128)),
             region=engines.REGION,
             faults=faults,
+            snap_start=(props.get("SnapStart") or {}).get("ApplyOn") == "PublishedVersions",
         )
     return specs, unloaded
 

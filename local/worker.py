@@ -8,12 +8,22 @@ stdout. The handler's own prints and logs go to stderr, which the stack shares, 
 get them. Only the standard library is imported here, so nothing of the stack leaks into the
 function's process; with ``--faults`` the stack's fault injector (``local/faults.py``) is loaded by
 its path before the handler, and each answer carries the calls and faults counted since the last.
+
+With SnapStart (``"snap_start"`` in the config) the process is the function's snapshot instead: it runs
+init once, as Lambda does when it publishes a version, and then serves nothing itself. Each worker
+the stack asks for is restored from it: a fork, handed its two pipes over the snapshot's stdin (a
+Unix socket), that runs the after-restore hooks registered with ``snapshot_restore_py`` (Lambda's
+runtime hooks) and then serves invocations exactly as an on-demand worker does. The stack reaps
+nothing: the snapshot ignores SIGCHLD, so the kernel reaps its restored workers.
 """
 
 import importlib
 import importlib.util
 import json
 import os
+import signal
+import socket
+import stat
 import sys
 import time
 import traceback
@@ -101,10 +111,96 @@ def serve(config: dict[str, Any]) -> None:
         if config.get("faults"):
             faults = install_faults(config["faults"])
         handler = load_handler(config["code_dir"], config["handler"], config["layers"])
+        if config.get("snap_start"):
+            _run_hooks("get_before_snapshot")
+            drop_connections()
     except Exception as error:  # noqa: BLE001 - Runtime.ImportModuleError in Lambda: reported, then exit
         _send(channel, {"init_error": _error(error), **_counts(faults)})
         return
     _send(channel, {"ready": True, **_counts(faults)})
+    if config.get("snap_start"):
+        restore_on_request(config, handler, requests, channel, faults)
+    else:
+        _invocations(config, handler, requests, channel, faults)
+
+
+def restore_on_request(
+    config: dict[str, Any], handler: Callable[[Any, Any], Any], requests: BinaryIO, channel: BinaryIO, faults: Any
+) -> None:
+    """The snapshot's loop: for each restore the stack asks for (a JSON line with the worker's number
+    and its two pipes' ends), fork a worker, answer its pid; until the stack closes the socket."""
+    control = socket.socket(fileno=os.dup(requests.fileno()))
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the restored workers
+    while True:
+        message, fds, _, _ = socket.recv_fds(control, 1 << 16, 2)
+        if not message:
+            return
+        pid = os.fork()
+        if pid == 0:
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            for own in (control, requests, channel):
+                own.close()
+            _restored(config, json.loads(message), handler, fds, faults)
+        for fd in fds:
+            os.close(fd)
+        control.sendall(_line({"pid": pid}))
+
+
+def _run_hooks(registry: str) -> None:
+    """The runtime hooks the function registered with ``snapshot_restore_py`` (if its code loaded it),
+    in the order registered, as Lambda's runtime runs them."""
+    hooks = sys.modules.get("snapshot_restore_py")
+    for hook, args, kwargs in getattr(hooks, registry)() if hooks is not None else ():
+        hook(*args, **kwargs)
+
+
+def drop_connections() -> int:
+    """End every network connection init left open, as a snapshot does: Lambda restores none of them.
+    Each one's descriptor is made to name a socket whose other end is closed, so the client that holds
+    it finds it dropped and connects again (urllib3 checks before reusing one), and no two restored
+    workers ever share a live connection, which forked copies of it would. Returns how many."""
+    dropped = 0
+    for name in os.listdir("/dev/fd"):
+        fd = int(name)
+        try:
+            if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+                continue
+            with socket.socket(fileno=os.dup(fd)) as probe:
+                if probe.family not in (socket.AF_INET, socket.AF_INET6):
+                    continue  # the stack's own channel
+        except OSError:  # the listing's own descriptor, closed by now
+            continue
+        closed, other_end = socket.socketpair()
+        other_end.close()
+        os.dup2(closed.fileno(), fd)
+        closed.close()
+        dropped += 1
+    return dropped
+
+
+def _restored(
+    config: dict[str, Any], restore: dict[str, Any], handler: Callable[[Any, Any], Any], fds: list[int], faults: Any
+) -> None:
+    """A restored worker: the after-restore hooks, then invocations on its own pipes; never returns."""
+    requests, channel = os.fdopen(fds[0], "rb"), os.fdopen(fds[1], "wb")
+    try:
+        if faults is not None:
+            faults.reseed(restore["faults"]["seed"], config["name"], restore["worker"])
+        _run_hooks("get_after_restore")
+    except Exception as error:  # noqa: BLE001 - a failed hook fails the restore, as in Lambda
+        _send(channel, {"init_error": _error(error), **_counts(faults)})
+    else:
+        _send(channel, {"ready": True, **_counts(faults)})
+        _invocations(config, handler, requests, channel, faults)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # the snapshot's atexit handlers and buffers are the snapshot's, not this worker's
+
+
+def _invocations(
+    config: dict[str, Any], handler: Callable[[Any, Any], Any], requests: BinaryIO, channel: BinaryIO, faults: Any
+) -> None:
+    """One invocation at a time, each a JSON line in and a JSON line out, until the stack closes the pipe."""
     for line in requests:
         request = json.loads(line)
         started = time.monotonic()

@@ -148,17 +148,27 @@ def test_a_read_timeout_comes_after_the_request_was_served_and_is_retried() -> N
     assert b"ClientRequestToken" in sent[0].body  # type: ignore[operator]
 
 
-def test_the_same_seed_draws_the_same_faults_and_another_worker_others() -> None:
-    def run(worker: int) -> dict[str, dict[str, int]]:
-        injector = Injector(0.3, generator(7, "CommerceApiFunction", worker), send=Sent())
-        client = session_with(injector).client("dynamodb", endpoint_url=NOWHERE, config=ONE_ATTEMPT)
-        for _ in range(40):
-            with contextlib.suppress(ClientError, BotoCoreError):  # faulted or not, only the counts matter
-                client.get_item(**ARGUMENTS["get_item"])
-        return injector.tally.snapshot()
+def _forty_reads(worker: int, restored_as: int | None = None) -> dict[str, dict[str, int]]:
+    """The faults 40 reads meet with worker ``worker``'s injector (reseeded as ``restored_as``'s first)."""
+    injector = Injector(0.3, generator(7, "CommerceApiFunction", worker), send=Sent())
+    if restored_as is not None:
+        injector.reseed(7, "CommerceApiFunction", restored_as)
+    client = session_with(injector).client("dynamodb", endpoint_url=NOWHERE, config=ONE_ATTEMPT)
+    for _ in range(40):
+        with contextlib.suppress(ClientError, BotoCoreError):  # faulted or not, only the counts matter
+            client.get_item(**ARGUMENTS["get_item"])
+    return injector.tally.snapshot()
 
-    assert run(0) == run(0)
-    assert run(0) != run(1)
+
+def test_the_same_seed_draws_the_same_faults_and_another_worker_others() -> None:
+    assert _forty_reads(0) == _forty_reads(0)
+    assert _forty_reads(0) != _forty_reads(1)
+
+
+def test_a_worker_restored_from_a_snapshot_draws_its_own_faults_not_the_snapshots() -> None:
+    # a restored worker inherits the snapshot's injector (worker 0's generator), then is reseeded as itself
+    assert _forty_reads(0, restored_as=1) == _forty_reads(1)
+    assert _forty_reads(0, restored_as=1) != _forty_reads(0)
 
 
 def test_faults_come_at_the_rate_asked() -> None:
@@ -313,8 +323,8 @@ def _operation(call: str) -> str:
 # -- in the stack: the workers get the faults, the stack does not
 
 
-@pytest.fixture
-def faulted_pool() -> Iterator[FunctionWorkers]:
+@pytest.fixture(params=[False, True], ids=["on-demand", "snap-start"])
+def faulted_pool(request: pytest.FixtureRequest) -> Iterator[FunctionWorkers]:
     spec = FunctionSpec(
         name="CommerceApiFunction",
         code_dir=Path(__file__).parent / "functions" / "probe",
@@ -322,6 +332,7 @@ def faulted_pool() -> Iterator[FunctionWorkers]:
         environment={"AWS_DEFAULT_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"},
         timeout_s=60,
         faults=FaultSettings(rate=1.0, seed=7, kinds=("ThrottlingException",)),
+        snap_start=request.param,
     )
     pool = FunctionWorkers(spec, 1)
     pool.start()

@@ -1,10 +1,13 @@
 """Functions run in their own worker processes, as Lambda runs them in their own containers.
 
 The probe function (tests/local/functions/probe) keeps each request in a module attribute, as
-Powertools does, and can stall, sleep, raise or meet other invocations at a rendezvous.
+Powertools does, and can stall, sleep, raise or meet other invocations at a rendezvous. Every test
+of a pool runs twice: with workers that each run init (on demand), and with workers restored from
+the function's SnapStart snapshot.
 """
 
 import os
+import socket
 import threading
 import time
 import uuid
@@ -30,8 +33,14 @@ def pools() -> Iterator[list[FunctionWorkers]]:
         pool.stop()
 
 
+@pytest.fixture(params=["on-demand", "snap-start"])
+def initialization(request: pytest.FixtureRequest) -> str:
+    """How the pools' workers start: each running init, or restored from a SnapStart snapshot."""
+    return str(request.param)
+
+
 @pytest.fixture
-def workers(pools: list[FunctionWorkers]) -> Any:
+def workers(pools: list[FunctionWorkers], initialization: str) -> Any:
     """Starts a pool of the probe function (or another one in tests/local/functions)."""
 
     def start(name: str, size: int = 1, *, code: str = "probe", timeout_s: float = 60, **environment: str) -> Any:
@@ -41,6 +50,7 @@ def workers(pools: list[FunctionWorkers]) -> Any:
             handler="app.handler",
             environment=environment,
             timeout_s=timeout_s,
+            snap_start=initialization == "snap-start",
         )
         pool = FunctionWorkers(spec, size)
         pools.append(pool)
@@ -137,7 +147,7 @@ def test_a_handler_error_is_a_function_error_and_the_worker_stays(workers: Any) 
     assert api.invoke({"do": "answer"}).payload["pid"] == pid
 
 
-def test_a_function_sees_exactly_its_own_environment(workers: Any) -> None:
+def test_a_function_sees_exactly_its_own_environment(workers: Any, initialization: str) -> None:
     # given a variable in the stack's process that no function declares
     os.environ["STACK_ONLY_VARIABLE"] = "leak"
     try:
@@ -155,6 +165,7 @@ def test_a_function_sees_exactly_its_own_environment(workers: Any) -> None:
     assert stream_env["EVENT_BUS_NAME"] == "shopfeed-dev"
     assert "TABLE_NAME" not in stream_env
     assert (api_env["AWS_LAMBDA_FUNCTION_NAME"], api_env["_HANDLER"]) == ("CommerceApiFunction", "app.handler")
+    assert api_env["AWS_LAMBDA_INITIALIZATION_TYPE"] == initialization
     assert "STACK_ONLY_VARIABLE" not in api_env
 
 
@@ -168,12 +179,12 @@ def test_stopping_the_pool_ends_its_workers(workers: Any) -> None:
     api = workers("CommerceApiFunction", 2)
     with ThreadPoolExecutor(2) as pool:
         list(pool.map(api.invoke, [{"do": "sleep", "seconds": 0.2, "id": uuid.uuid4().hex} for _ in range(2)]))
-    pids = api.pids()
+    pids = [*api.pids(), *filter(None, [api.snapshot_pid()])]
 
     # when the pool stops
     api.stop()
 
-    # then none of its processes is left
+    # then none of its processes is left (nor its snapshot, with SnapStart)
     assert pids
     assert not [pid for pid in pids if alive(pid)]
 
@@ -203,3 +214,72 @@ def test_a_worker_that_dies_mid_invocation_fails_it_and_is_replaced(workers: Any
     # then that invocation fails as Lambda reports an exited runtime, and the next gets a new worker
     assert died.error_type == "Runtime.ExitError"
     assert api.invoke({"do": "answer"}).payload["pid"] != pid
+
+
+def test_init_runs_in_every_worker_on_demand_and_once_with_snap_start(
+    workers: Any, initialization: str, tmp_path: Path
+) -> None:
+    # given a function with three workers, whose init notes its process and registers runtime hooks
+    inits = tmp_path / "inits"
+    api = workers("CommerceApiFunction", 3, INIT_LOG=str(inits), HOOKS="1")
+
+    # when three requests keep all three workers busy at once
+    rendezvous = tmp_path / "meet"
+    rendezvous.mkdir()
+    events = [{"do": "meet", "id": f"request-{n}", "rendezvous": str(rendezvous), "parties": 3} for n in range(3)]
+    with ThreadPoolExecutor(3) as pool:
+        pids = {a.payload["pid"] for a in pool.map(api.invoke, events, timeout=DEADLOCK_S)}
+    runtimes = [api.invoke({"do": "runtime"}).payload for _ in range(3)]
+
+    # then on demand each worker ran init and no hook; with SnapStart init ran once, in the snapshot,
+    # whose before-snapshot hook every worker inherited, and each worker ran the after-restore hook itself
+    assert len(pids) == 3
+    initialized = [int(line) for line in inits.read_text().split()]
+    if initialization == "on-demand":
+        assert sorted(initialized) == sorted(pids)
+        assert all(r["snapshotted"] == r["restored"] == [] for r in runtimes)
+        assert (api.stats.cold_starts, api.stats.restores) == (3, 0)
+    else:
+        assert initialized == [api.snapshot_pid()]
+        assert not pids & set(initialized)
+        assert all(r["snapshotted"] == initialized and r["restored"] == [r["pid"]] for r in runtimes)
+        assert (api.stats.cold_starts, api.stats.restores) == (1, 3)
+
+
+def test_a_connection_init_opened_is_closed_in_every_restored_worker(
+    workers: Any, initialization: str, tmp_path: Path
+) -> None:
+    # given a server, and a function whose init connects to it
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        host, port = server.getsockname()
+        server.settimeout(DEADLOCK_S)
+        api = workers("CommerceApiFunction", 2, CONNECT_AT_INIT=f"{host}:{port}")
+        accepted, _ = server.accept()
+        accepted.settimeout(DEADLOCK_S)
+
+        # when both workers look at init's connection
+        (tmp_path / "meet").mkdir()
+        meet = {"do": "meet", "rendezvous": str(tmp_path / "meet"), "parties": 2}
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(api.invoke, [meet | {"id": str(n)} for n in range(2)], timeout=DEADLOCK_S))
+        states = {api.invoke({"do": "connection"}).payload["connection"] for _ in range(2)}
+
+        # then an on-demand worker keeps its own open; with SnapStart the snapshot's was closed before
+        # any worker was restored (Lambda restores no connection), so no two workers share a live one
+        if initialization == "on-demand":
+            assert states == {"open"}
+        else:
+            assert states == {"closed"}
+            assert accepted.recv(1) == b""  # the server saw it closed
+        accepted.close()
+
+
+def test_an_after_restore_hook_that_fails_fails_the_restore(pools: list[FunctionWorkers]) -> None:
+    # given a function with SnapStart whose after-restore hook raises
+    spec = FunctionSpec("CommerceApiFunction", FUNCTIONS / "probe", "app.handler", {"HOOKS": "fail"}, snap_start=True)
+    pool = FunctionWorkers(spec, 1)
+    pools.append(pool)
+
+    # when its first worker is restored, then the restore fails with the hook's error
+    with pytest.raises(FunctionInitError, match="told to fail the restore"):
+        pool.start()

@@ -5,12 +5,51 @@ requests served by one process at once would answer each other's ids.
 """
 
 import os
+import socket
 import time
 from pathlib import Path
 from typing import Any
 
 WAIT_LIMIT_S = 60  # a rendezvous that never completes fails the invocation instead of hanging it
 CURRENT: dict[str, Any] = {}
+# What init did, and which runtime hooks ran in this process (by pid: a restored worker inherits
+# the snapshot's memory, and with it what the snapshot's own hooks recorded).
+SNAPSHOTTED: list[int] = []
+RESTORED: list[int] = []
+CONNECTION: list[socket.socket] = []
+
+
+def _init() -> None:
+    """Init, as the environment asks: note the process in INIT_LOG, open a connection to
+    CONNECT_AT_INIT (host:port), register runtime hooks (HOOKS=1), one of which fails (HOOKS=fail)."""
+    if "INIT_LOG" in os.environ:
+        with open(os.environ["INIT_LOG"], "a") as log:
+            log.write(f"{os.getpid()}\n")
+    if "CONNECT_AT_INIT" in os.environ:
+        host, port = os.environ["CONNECT_AT_INIT"].split(":")
+        CONNECTION.append(socket.create_connection((host, int(port))))
+    if "HOOKS" in os.environ:
+        from snapshot_restore_py import register_after_restore, register_before_snapshot
+
+        register_before_snapshot(lambda: SNAPSHOTTED.append(os.getpid()))
+        register_after_restore(lambda: RESTORED.append(os.getpid()))
+        if os.environ["HOOKS"] == "fail":
+            register_after_restore(_fail_restore)
+
+
+def _fail_restore() -> None:
+    raise RuntimeError("told to fail the restore")
+
+
+def _connection_state() -> str:
+    """Whether init's connection is still open ("open"), or its other end closed it ("closed")."""
+    try:
+        return "closed" if CONNECTION[0].recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b"" else "open"
+    except BlockingIOError:
+        return "open"
+
+
+_init()
 
 
 def _wait_for(condition: Any) -> None:
@@ -50,6 +89,15 @@ def handler(event: dict[str, Any], context: Any) -> Any:
         # Says it started, then holds its worker until the test releases it.
         Path(event["started"]).touch()
         _wait_for(Path(event["release"]).exists)
+    if action == "runtime":
+        return {
+            "pid": os.getpid(),
+            "initialization_type": os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE"),
+            "snapshotted": SNAPSHOTTED,
+            "restored": RESTORED,
+        }
+    if action == "connection":
+        return {"pid": os.getpid(), "connection": _connection_state()}
     if action == "aws":
         return {"error": _aws_error(event["endpoint"])}
     if action == "meet":
