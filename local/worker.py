@@ -127,7 +127,7 @@ def serve(config: dict[str, Any]) -> None:
 def restore_on_request(
     config: dict[str, Any], handler: Callable[[Any, Any], Any], requests: BinaryIO, channel: BinaryIO, faults: Any
 ) -> None:
-    """The snapshot's loop: for each restore the stack asks for (a JSON line with the worker's number
+    """The snapshot's loop: for each restore the stack asks for (a JSON message with the worker's number
     and its two pipes' ends), fork a worker, answer its pid; until the stack closes the socket."""
     control = socket.socket(fileno=os.dup(requests.fileno()))
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the restored workers
@@ -137,10 +137,15 @@ def restore_on_request(
             return
         pid = os.fork()
         if pid == 0:
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            for own in (control, requests, channel):
-                own.close()
-            _restored(config, json.loads(message), handler, fds, faults)
+            try:
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                for own in (control, requests, channel):
+                    own.close()
+                _restored(config, json.loads(message), handler, fds, faults)
+            except BaseException:  # noqa: BLE001 - the fork must end here whatever happened: said on stderr
+                traceback.print_exc()
+            finally:
+                os._exit(1)  # only reached when the restore broke before it could answer: never the snapshot's loop
         for fd in fds:
             os.close(fd)
         control.sendall(_line({"pid": pid}))
