@@ -7,6 +7,11 @@ the stack's own CommerceTable, so only the path differs. A client is a process (
 in-process side calls the handler with a payload-2.0 event, the HTTP side goes through `make dev`'s
 server, JWT authorizer, gateway and one of the function's worker processes, each client on one
 keep-alive connection.
+
+The in-process clients are forks of one process that imported the handler, and share its memory: so
+do workers restored from a SnapStart snapshot (``--parameter SnapStart=true``, as prod deploys), and
+the goals are measured against those. Workers that each run init (on demand, `make dev`'s default)
+share nothing, and are measured beside them, each path paired with its own in-process rounds.
 """
 
 import io
@@ -25,7 +30,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bench import instant_function
-from bench.clients import InProcess, Measured, OverHttp, Rate, Request, Spread, Workload, rate, rounds
+from bench.clients import InProcess, Measured, OverHttp, Rate, Request, Rounds, Spread, Workload, rate, rounds
 from bench.markdown import table
 from bench.stack import LocalStack, Stack, local_stack
 from local import cfn
@@ -44,7 +49,10 @@ CLIENTS = (1, 4)
 GOALS = {1: 0.8, 4: 0.9}
 ROUNDS = 5
 WINDOW_S = 3.0  # each rate is the calls answered in this window
-HTTP = f"local HTTP, {LOCAL_WORKERS} workers"
+HTTP = f"local HTTP, {LOCAL_WORKERS} workers"  # each runs init itself (on demand: `make dev`'s default)
+RESTORED = f"{HTTP} restored from a SnapStart snapshot"  # the path the goals are for
+# The local stack's options for each path: the template's SnapStart parameter, as samconfig's prod sets it.
+PATHS: dict[str, tuple[str, ...]] = {RESTORED: ("--parameter", "SnapStart=true"), HTTP: ()}
 # The functions the stack alone is measured with (bench/instant_function.py), by what they do.
 ALONE = {
     "answers at once": "handler",
@@ -52,10 +60,10 @@ ALONE = {
 }
 
 
-def beside(stack: Stack) -> AbstractContextManager[LocalStack]:
+def beside(stack: Stack, *options: str) -> AbstractContextManager[LocalStack]:
     """The local stack on the benchmark's own DynamoDB Local, with the commerce API's workers."""
     return local_stack(
-        "--dynamodb-endpoint", stack.engine, "--function-workers", f"CommerceApiFunction={LOCAL_WORKERS}"
+        "--dynamodb-endpoint", stack.engine, "--function-workers", f"CommerceApiFunction={LOCAL_WORKERS}", *options
     )
 
 
@@ -83,35 +91,77 @@ class LocalHttp(Measured):
     components: dict[str, float] = field(default_factory=dict)  # piece -> CPU µs per request
     # the stack alone's rounds: function (ALONE) -> clients -> rounds
     alone: dict[str, dict[int, list[Rate]]] = field(default_factory=dict)
+    # the on-demand workers' rounds (HTTP), each paired with in-process rounds of their own
+    on_demand: dict[int, Rounds] = field(default_factory=dict)
 
     def below_goal(self) -> list[str]:
-        return self.shortfalls(HTTP, GOALS, "local HTTP ÷ in-process")
+        return self.shortfalls(RESTORED, GOALS, "local HTTP (restored workers) ÷ in-process")
 
     def markdown(self) -> str:
         rows: list[list[Any]] = []
-        for clients, taken in self.rounds.items():
-            rows.append(["in-process handler", clients, taken.rates().text(), "1.00"])
-            rows.append([HTTP, clients, taken.rates(HTTP).text(), f"**{taken.ratios(HTTP).text(2)}**"])
+        for path, by_clients, workers in (
+            (RESTORED, self.rounds, "restored from a SnapStart snapshot"),
+            (HTTP, self.on_demand, "each running init (on demand)"),
+        ):
+            for clients, taken in by_clients.items():
+                ratio = taken.ratios(path).text(2)
+                rows.append(
+                    [
+                        workers,
+                        clients,
+                        taken.rates(path).text(),
+                        taken.rates().text(),
+                        f"**{ratio}**" if path == RESTORED else ratio,
+                    ]
+                )
         return "\n".join(
             [
                 table(
-                    ["path", "clients", "GET /products/{id} per s, median (min–max)", "÷ in-process, median (min–max)"],
+                    [
+                        f"local HTTP, {LOCAL_WORKERS} workers",
+                        "clients",
+                        "local HTTP, GET /products/{id} per s",
+                        "in-process handler per s, same rounds",
+                        "÷ in-process, median (min–max)",
+                    ],
                     rows,
-                    "lrrr",
+                    "lrrrr",
                 ),
                 "",
-                f"{self.count} paired rounds of {WINDOW_S:.0f} s per side and client count; each round's ratio divides "
-                "two rates measured back to back. Goals: ≥ 0.8× at one client, ≥ 0.9× at four. "
+                f"{self.count} paired rounds of {WINDOW_S:.0f} s per side, path and client count; each round's ratio "
+                "divides two rates measured back to back; rates are medians (min–max) over the rounds. Goals, for the "
+                "restored workers: ≥ 0.8× at one client, ≥ 0.9× at four. "
                 f"{self.load_text()} "
                 "(four clients, four workers, the stack and DynamoDB Local share them: at four clients both sides "
                 "are bound by the cores, and the ratio is the CPU each request costs on either path)."
                 + self.unexpected(),
+                *self._memory(),
                 "",
                 "### What the gap is made of",
                 "",
                 self._gap(),
             ]
         )
+
+    def _memory(self) -> list[str]:
+        """What the two kinds of worker cost at four clients, beside the in-process clients' handler."""
+        restored, on_demand = self.rounds.get(4), self.on_demand.get(4)
+        if restored is None or on_demand is None:
+            return []
+        forked = grouped(restored.cpu_ms()).get("clients", 0.0)
+        shared = grouped(restored.cpu_ms(RESTORED)).get("function workers", 0.0)
+        own = grouped(on_demand.cpu_ms(HTTP)).get("function workers", 0.0)
+        return [
+            "",
+            f"At four clients the handler's CPU per request was {forked:.2f} ms in the in-process clients, "
+            f"{shared:.2f} ms in workers restored from a snapshot and {own:.2f} ms in workers that each ran init. "
+            "The in-process clients are forks of one process that imported the handler, as restored workers are "
+            "forks of the snapshot: both share the pages they do not write, where workers that ran init each hold "
+            "a copy of the same code and data of their own, and contend for the caches with it. So the goals are "
+            "measured on restored workers, like for like (decision 272 gives the runs); `make dev` starts "
+            "on-demand workers, as a dev deploy runs them (SnapStart off), and "
+            '`make dev ARGS="--parameter SnapStart=true"` runs them as prod does.',
+        ]
 
     def _gap_text(self, in_process: Mapping[str, float], over_http: Mapping[str, float], wall: float) -> str:
         """The wall-time gap at one client, split into the CPU each process adds and the waiting between them."""
@@ -148,12 +198,12 @@ class LocalHttp(Measured):
 
     def _gap(self) -> str:
         one = self.rounds[1]
-        in_process, over_http = grouped(one.cpu_ms()), grouped(one.cpu_ms(HTTP))
+        in_process, over_http = grouped(one.cpu_ms()), grouped(one.cpu_ms(RESTORED))
         names = sorted(set(in_process) | set(over_http), key=PROCESS_ORDER.index)
         rows = [[name, f"{in_process.get(name, 0):.2f}", f"{over_http.get(name, 0):.2f}"] for name in names]
         cpu_in, cpu_http = sum(in_process.values()), sum(over_http.values())
         rows.append(["**all**", f"**{cpu_in:.2f}**", f"**{cpu_http:.2f}**"])
-        wall_in, wall_http = 1000 / one.rates().median, 1000 / one.rates(HTTP).median
+        wall_in, wall_http = 1000 / one.rates().median, 1000 / one.rates(RESTORED).median
         rows.append(["wall time per request", f"{wall_in:.2f}", f"{wall_http:.2f}"])
         parts = [[name, f"{micro:.0f}"] for name, micro in self.components.items()]
         return "\n".join(
@@ -161,7 +211,7 @@ class LocalHttp(Measured):
                 "CPU per request at one client, by process (ms, median over the rounds; from /proc, so a loaded "
                 "machine stretches the wall time but not these):",
                 "",
-                table(["process", "in-process handler", HTTP], rows, "lrr"),
+                table(["process", "in-process handler", RESTORED], rows, "lrr"),
                 "",
                 self._gap_text(in_process, over_http, wall_http - wall_in),
                 "",
@@ -219,18 +269,24 @@ class LocalHttp(Measured):
 
 def measure(stack: Stack, count: int = ROUNDS) -> LocalHttp:
     load_before = os.getloadavg()[0]
-    with beside(stack) as running:
-        running.post("/products", product_body(PRODUCT), "U-BENCH-ADMIN", "admin")
-        in_process = InProcess(Reads(f"/products/{PRODUCT}"), READER, 200)
-        over_http = OverHttp(Reads(f"/products/{PRODUCT}"), running.url, running.token(READER), 200)
-        environment = running.table_environment()
-        warm_every_worker(over_http, environment)
-        watch = watched(running.page()["processes"], stack.engine_pid)
-        results = {
-            clients: rounds(in_process, {HTTP: over_http}, clients, count, WINDOW_S, environment, watch)
-            for clients in CLIENTS
-        }
-    return LocalHttp(results, (load_before, os.getloadavg()[0]), components(running), stack_alone(count))
+    results: dict[str, dict[int, Rounds]] = {}
+    parts: dict[str, float] = {}
+    for path, options in PATHS.items():
+        with beside(stack, *options) as running:
+            if not results:  # the stacks share the benchmark's table: the first one writes the item
+                running.post("/products", product_body(PRODUCT), "U-BENCH-ADMIN", "admin")
+                parts = components(running)
+            in_process = InProcess(Reads(f"/products/{PRODUCT}"), READER, 200)
+            over_http = OverHttp(Reads(f"/products/{PRODUCT}"), running.url, running.token(READER), 200)
+            environment = running.table_environment()
+            warm_every_worker(over_http, environment)
+            watch = watched(running.page()["processes"], stack.engine_pid)
+            results[path] = {
+                clients: rounds(in_process, {path: over_http}, clients, count, WINDOW_S, environment, watch)
+                for clients in CLIENTS
+            }
+    load = (load_before, os.getloadavg()[0])
+    return LocalHttp(results[RESTORED], load, parts, stack_alone(count), on_demand=results[HTTP])
 
 
 def stack_alone(count: int = ROUNDS) -> dict[str, dict[int, list[Rate]]]:
