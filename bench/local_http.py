@@ -11,7 +11,7 @@ keep-alive connection.
 The in-process clients are forks of one process that imported the handler, and share its memory: so
 do workers restored from a SnapStart snapshot (``--parameter SnapStart=true``, as prod deploys), and
 the goals are measured against those. Workers that each run init (on demand, `make dev`'s default)
-share nothing, and are measured beside them, each path paired with its own in-process rounds.
+each hold their own copy, and are measured beside them, each path paired with its own in-process rounds.
 """
 
 import io

@@ -7,7 +7,8 @@ Powertools keeps per-request state in module and class attributes (the logger's 
 metric set), so two requests in one process would cross. The pool size plays reserved concurrency:
 invocations beyond it wait for a free worker. A function stalled in one pool never holds another's
 invocations, and an invocation past the function's Timeout is stopped by killing its worker, whose
-place a new one (a cold start) takes.
+place a new one (a cold start) takes. With SnapStart (``FunctionSpec.snap_start``) the function's init
+runs once, in its snapshot process, and every worker is restored from it (``_Snapshot``).
 
 ``LocalFunction`` runs a handler callable in this process, one invocation at a time: the tests of the
 pollers and the gateway use it to drive small consumers without processes.
