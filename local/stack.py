@@ -456,6 +456,12 @@ def banner(stack: Stack, key: SigningKey, issuer: str, seeded: list[str], elapse
         )
     for name, reason in stack.unloaded.items():
         lines.append(f"  Not running  {name}: {reason}")
+    restored = [name for name, pool in stack.functions.items() if pool.spec.snap_start]
+    if restored:
+        lines.append(
+            f"  SnapStart    {len(restored)} functions: init ran once in each one's snapshot, every worker "
+            "is restored from it"
+        )
     if stack.faults:
         kinds = ", ".join(stack.faults.kinds) or "every kind"
         lines.append(

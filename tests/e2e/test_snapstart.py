@@ -32,6 +32,8 @@ def test_every_function_runs_init_once_and_serves_from_workers_restored_from_its
     assert {f"{name} snapshot" for name in loaded} <= page["processes"].keys()
     assert {name: stats["cold_starts"] for name, stats in loaded.items()} == dict.fromkeys(loaded, 1)
     assert all(stats["restores"] >= 1 for stats in loaded.values())
+    # and the stack said so when it was ready
+    assert f"SnapStart    {len(loaded)} functions: init ran once" in snap_start_stack.log.read_text()
 
 
 def test_the_seeded_orders_posts_and_feeds_read_back_through_restored_workers(snap_start_stack: LocalStack) -> None:
