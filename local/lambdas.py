@@ -251,8 +251,7 @@ class _Worker:
         requests_in, requests_out = os.pipe()
         answers_in, answers_out = os.pipe()
         try:
-            faults = spec.faults.for_worker(spec.name, number) if spec.faults else None
-            pid = snapshot.restore({"worker": number, "faults": faults}, [requests_in, answers_out])
+            pid = snapshot.restore({"worker": number}, [requests_in, answers_out])
         except BaseException:
             os.close(requests_out)
             os.close(answers_in)
@@ -313,7 +312,7 @@ class _Snapshot:
         return self._reader.read(timeout_s)
 
     def restore(self, restore: Mapping[str, Any], fds: list[int]) -> int:
-        """Fork a worker that gets ``restore`` (its number and faults) and ``fds`` (its pipes' ends); its pid."""
+        """Fork a worker that gets ``restore`` (its number) and ``fds`` (its pipes' ends); its pid."""
         with self._lock:
             socket.send_fds(self._socket, [json.dumps(restore).encode()], fds)
             return int(self._reader.read(INIT_TIMEOUT_S)["pid"])

@@ -190,7 +190,7 @@ def _restored(
     requests, channel = os.fdopen(fds[0], "rb"), os.fdopen(fds[1], "wb")
     try:
         if faults is not None:
-            faults.reseed(restore["faults"]["seed"], config["name"], restore["worker"])
+            faults.reseed(config["faults"]["seed"], config["name"], restore["worker"])  # the snapshot's seed
         _run_hooks("get_after_restore")
     except Exception as error:  # noqa: BLE001 - a failed hook fails the restore, as in Lambda
         _send(channel, {"init_error": _error(error), **_counts(faults)})
