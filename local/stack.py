@@ -157,7 +157,7 @@ class Stack:
                 "stack": os.getpid(),
                 **self.engines.processes(),
                 **{f"{name} worker {n}": pid for name, f in self.functions.items() for n, pid in enumerate(f.pids())},
-                **{f"{name} snapshot": f.snapshot_pid() for name, f in self.functions.items() if f.snapshot_pid()},
+                **{f"{name} snapshot": pid for name, f in self.functions.items() if (pid := f.snapshot_pid())},
             },
             "resources": {
                 logical: {

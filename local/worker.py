@@ -159,12 +159,11 @@ def _run_hooks(registry: str) -> None:
         hook(*args, **kwargs)
 
 
-def drop_connections() -> int:
+def drop_connections() -> None:
     """End every network connection init left open, as a snapshot does: Lambda restores none of them.
     Each one's descriptor is made to name a socket whose other end is closed, so the client that holds
     it finds it dropped and connects again (urllib3 checks before reusing one), and no two restored
-    workers ever share a live connection, which forked copies of it would. Returns how many."""
-    dropped = 0
+    workers ever share a live connection, which forked copies of it would."""
     for name in os.listdir("/dev/fd"):
         fd = int(name)
         try:
@@ -179,8 +178,6 @@ def drop_connections() -> int:
         other_end.close()
         os.dup2(closed.fileno(), fd)
         closed.close()
-        dropped += 1
-    return dropped
 
 
 def _restored(
