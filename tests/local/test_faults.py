@@ -5,6 +5,7 @@ import contextlib
 import json
 import random
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -338,6 +339,36 @@ def faulted_pool(request: pytest.FixtureRequest) -> Iterator[FunctionWorkers]:
     pool.start()
     yield pool
     pool.stop()
+
+
+@pytest.mark.parametrize("snap_start", [False, True], ids=["on-demand", "snap-start"])
+def test_two_workers_of_a_function_draw_different_faults(snap_start: bool, tmp_path: Path) -> None:
+    # given a function with two workers, half of whose AWS calls fail (restored workers inherit the
+    # snapshot's generator, in the state init left it, unless each is reseeded as itself)
+    spec = FunctionSpec(
+        name="CommerceApiFunction",
+        code_dir=Path(__file__).parent / "functions" / "probe",
+        handler="app.handler",
+        environment={"AWS_DEFAULT_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"},
+        timeout_s=60,
+        faults=FaultSettings(rate=0.5, seed=7, kinds=("ThrottlingException",)),
+        snap_start=snap_start,
+    )
+    pool = FunctionWorkers(spec, 2)
+    try:
+        pool.start()
+        # when each worker makes 20 calls, both held until both are done (so they are two workers)
+        calls = {"do": "aws many", "endpoint": NOWHERE, "times": 20, "rendezvous": str(tmp_path), "parties": 2}
+        with ThreadPoolExecutor(2) as threads:
+            answers = list(threads.map(pool.invoke, [calls | {"id": "a"}, calls | {"id": "b"}], timeout=60))
+    finally:
+        pool.stop()
+
+    # then the two drew different faults (the same 20 draws twice: one chance in a million)
+    first, second = (answer.payload for answer in answers)
+    assert first["pid"] != second["pid"]
+    assert "ThrottlingException" in first["errors"]
+    assert first["errors"] != second["errors"]
 
 
 def test_a_function_run_with_faults_meets_them_in_its_own_clients_and_reports_them(

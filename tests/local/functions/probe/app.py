@@ -100,9 +100,18 @@ def handler(event: dict[str, Any], context: Any) -> Any:
         return {"pid": os.getpid(), "connection": _connection_state()}
     if action == "aws":
         return {"error": _aws_error(event["endpoint"])}
+    if action == "aws many":
+        # ``times`` GetItems, then the worker is held until every party made theirs.
+        errors = [_aws_error(event["endpoint"]) for _ in range(event["times"])]
+        _meet(event)
+        return {"errors": errors, "pid": os.getpid()}
     if action == "meet":
-        # Arrives, then waits until every party arrived: they all run at the same time.
-        directory = Path(event["rendezvous"])
-        (directory / event["id"]).touch()
-        _wait_for(lambda: len(list(directory.iterdir())) >= event["parties"])
+        _meet(event)
     return {"id": CURRENT["request"].get("id"), "pid": os.getpid()}
+
+
+def _meet(event: dict[str, Any]) -> None:
+    """Arrives, then waits until every party arrived: they all run at the same time."""
+    directory = Path(event["rendezvous"])
+    (directory / event["id"]).touch()
+    _wait_for(lambda: len(list(directory.iterdir())) >= event["parties"])
